@@ -1,0 +1,60 @@
+// Host side of the kernel ABI: filling the kernarg blocks of include/f4gemm/kernarg.h, the
+// launch grid (aiter's split-K gdz rule) and the byte sizes of every buffer a launch needs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "f4gemm/kernarg.h"
+#include "f4gemm/manifest.hpp"
+
+namespace f4gemm {
+
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+// Launch plan for one (kernel, shape, split): pure arithmetic, no device.
+struct LaunchPlan {
+    Dim3 grid;              // (ceil(N/tile_N), ceil(M/tile_M), gdz)
+    Dim3 block;             // (threads, 1, 1)
+    unsigned smem_bytes = 0;
+    int log2_k_split = 0;   // 0 for kernels that cannot split (the flag is ignored there)
+    int k_num = 1;          // 1 << log2_k_split
+    int k_per_split = 0;    // round_up(K / k_num, 256)
+    int gdz = 1;            // ceil(K / k_per_split): can be below k_num (K=1280, L=2 -> 3)
+    bool zero_out = false;  // aiter: memset D before every split launch
+    // Buffer sizes in bytes, with the row over-allocations applied:
+    size_t a_bytes = 0, b_bytes = 0, sa_bytes = 0, sb_bytes = 0;
+    size_t d_bytes = 0;          // round_up(M,32) x N bf16
+    size_t c_bytes = 0;          // M x N bf16 (0 when no C)
+    size_t workspace_bytes = 0;  // sm90v1 split-K: see docs/ABI.md
+    size_t scale_stride = 0;     // stride_ScaleA0 == stride_ScaleB0 in bytes
+    size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1)
+};
+
+// Throws Errc::InvalidArgument if K % (1 << log2_k_split) != 0 (asm_f4gemm's split error),
+// or on a negative split for a split-capable kernel.
+LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log2_k_split, bool has_c);
+
+// sm90v1 split-K workspace: fp32 partials [gdz][gdy*tile_M][gdx*tile_N] + one uint32 counter per
+// output tile, 0 when gdz == 1 (docs/ABI_SM90.md is the kernels' side of this contract).
+size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz);
+
+struct DevicePointers {
+    uint64_t d = 0, c = 0, a = 0, b = 0, scale_a = 0, scale_b = 0, workspace = 0;
+};
+
+// aiter's fill: the whole block zeroed, then D/C/A/B, alpha, beta, stride_C0 = stride_D0 = N,
+// stride_A0 = stride_B0 = K (fp4 elements), M/N/K, scales, stride_Scale*0, log2_k_split.
+F4gemmKernelArgs make_kernel_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n,
+                                  int k, float alpha, float beta);
+F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n, int k,
+                              float alpha, float beta);
+// The argument blob a backend passes to the launch (args_bytes long).
+std::vector<uint8_t> make_arg_blob(const KernelConfig& kc, const LaunchPlan& p,
+                                   const DevicePointers& ptr, int m, int n, int k, float alpha,
+                                   float beta);
+
+}  // namespace f4gemm

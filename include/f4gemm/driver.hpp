@@ -1,0 +1,103 @@
+// The driver: everything between a parsed command line (or the C API) and a backend -- where
+// the code objects are, which backend runs, which kernel is chosen, the launch, verification
+// against the float64 reference, timing. Used by the f4gemm command, the C API and the tests.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "f4gemm/abi.hpp"
+#include "f4gemm/heuristic.hpp"
+#include "f4gemm/manifest.hpp"
+#include "f4gemm/operands.hpp"
+#include "f4gemm/runtime.hpp"
+#include "f4gemm/verify.hpp"
+
+namespace f4gemm {
+
+enum class BackendKind { Auto, Cpu, Cuda, Hip };
+BackendKind parse_backend(const std::string& s);  // auto|cpu|cuda|hip; throws InvalidArgument
+const char* to_string(BackendKind b);
+
+// Where code objects come from, in the original's order: --co-dir, $AITER_F4GEMM_DIR,
+// $AITER_ASM_DIR/gfx950/f4gemm; then ours: $F4GEMM_CO_DIR, the installed share/f4gemm/sm90a,
+// the build tree's kernels/sm90a (both found relative to the running executable). "" if none.
+struct CoDirChoice {
+    std::string dir;
+    std::string source;  // "--co-dir", "AITER_F4GEMM_DIR", ..., "built-in"
+};
+CoDirChoice resolve_co_dir(const std::string& flag, bool allow_builtin);
+std::string builtin_co_dir();  // our sm_90a kernels folder, "" if not found
+
+// Which backend runs: an explicit choice is checked (compiled in? device present?), auto picks
+// CUDA, then HIP, then the CPU.
+BackendKind resolve_backend(BackendKind requested);
+
+// The manifest rows a device can run: CUDA takes arch "sm_*", HIP takes "gfx*". Returns the
+// filtered manifest (same order); throws Errc::NotFound when nothing is left.
+Manifest filter_for_device(const Manifest& m, BackendKind backend, const std::string& device_arch);
+
+// --bpreshuffle default: 1 when the manifest holds a preshuffled-B kernel (always true for
+// aiter's, which reproduces the original's default), else 0.
+int default_bpreshuffle(const Manifest& m);
+// --num-cu default without a device: 256 for gfx950 manifests (MI355X), 132 for sm_90a (H200).
+int default_num_cu(const Manifest& m);
+
+struct Selection {
+    int index = -1;          // into the manifest
+    int log2_k_split = 0;
+    HeuristicResult heuristic;  // steps filled when explain was asked for
+};
+// --kernel NAME (knl_name or co_name; forced split = max(L, 0)) or the heuristic.
+Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain);
+
+// Host-side operands of one problem, plain layouts.
+struct Problem {
+    int m = 0, n = 0, k = 0;
+    float alpha = 1.f, beta = 0.f;
+    MxOperand a, b;
+    std::vector<uint16_t> c;  // bf16 [m, n] or empty
+};
+// Shape rules of the kernels (K % 256, N % 16, all positive): throws InvalidArgument naming the value.
+void check_shape(int m, int n, int k);
+// The seed's operands (or another DataKind) for m x n x k.
+Problem make_problem(int m, int n, int k, float alpha, float beta, DataKind kind, uint32_t seed_a,
+                     uint32_t seed_b, bool with_c);
+
+// The float64 reference for a problem (C taken as its bf16 values).
+std::vector<float> reference_for(const Problem& p);
+
+// A GEMM on a GPU device, kernel from a manifest: owns device buffers for one problem.
+class GpuGemm {
+public:
+    GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p);
+    ~GpuGemm();
+    GpuGemm(const GpuGemm&) = delete;
+    GpuGemm& operator=(const GpuGemm&) = delete;
+
+    const LaunchPlan& plan() const { return plan_; }
+    const KernelConfig& kernel() const { return kc_; }
+    // One launch (with the memsets the kernel needs), asynchronous.
+    void run_once();
+    // Poisons D (NaN bf16) unless the kernel accumulates into D, runs once, returns bf16 [m, n].
+    std::vector<uint16_t> run_and_fetch();
+    // Mean microseconds per run over `iters` runs after `warmup` runs, with device events.
+    double time_us(int iters, int warmup);
+
+private:
+    Device& dev_;
+    KernelConfig kc_;
+    LaunchPlan plan_;
+    int m_, n_, k_;
+    void* fn_ = nullptr;
+    DevicePointers ptr_;
+    std::vector<uint8_t> args_;
+};
+
+// The CPU backend as the same kind of object, so the command treats both alike.
+std::vector<uint16_t> cpu_run(const Problem& p, int log2_k_split, int threads = 0);
+double cpu_time_us(const Problem& p, int log2_k_split, int iters, int warmup);
+
+}  // namespace f4gemm

@@ -1,0 +1,65 @@
+// Data layouts between the plain OCP boundary and what each kernel family consumes. Every map
+// is an index formula with its inverse (see docs/LAYOUTS.md); ports of aiter's
+// shuffle_weight(layout=(16,16)) and shuffle_scale (non-guinterleave), seed spec section 6.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace f4gemm {
+
+inline size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+inline size_t ceil_div(size_t x, size_t m) { return (x + m - 1) / m; }
+
+// Row over-allocation of A/B (so an edge tile never touches unmapped memory) and D.
+constexpr size_t kOperandRowPad = 256;
+constexpr size_t kOutputRowPad = 32;
+constexpr uint8_t kScalePadByte = 0x7F;  // 2^0: an edge tile can never pick up a NaN scale
+
+// --- aiter B preshuffle, on packed bytes [n, k/2] (n % 16 == 0, (k/2) % 32 == 0) ---------------
+// view(N/16, 16, Kp/32, 2, 16).permute(0, 2, 3, 1, 4), Kp = k/2:
+//   src[n0*16 + n1][k0*32 + k1*16 + k2] -> dst[(((n0*Kp/32 + k0)*2 + k1)*16 + n1)*16 + k2]
+size_t aiter_b_index(size_t n, size_t kbyte, size_t k);  // dst offset of src (n, kbyte)
+void aiter_b_shuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
+void aiter_b_unshuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
+
+// --- aiter scales: pad [rows, k/32] to [round_up(rows,256), round_up(k/32,8)] then shuffle -----
+struct ScaleShape {
+    size_t rows;  // sm = round_up(rows, 256)
+    size_t cols;  // sn = round_up(k/32, 8)
+};
+ScaleShape aiter_scale_shape(size_t rows, size_t k);
+// view(sm/32, 2, 16, sn/8, 2, 4).permute(0, 3, 5, 2, 4, 1):
+//   padded[d0*32 + d1*16 + d2][d3*8 + d4*4 + d5] -> dst[((((d0*sn/8 + d3)*4 + d5)*16 + d2)*2 + d4)*2 + d1]
+size_t aiter_scale_index(size_t r, size_t c, size_t sn);
+// Pads (with pad_byte) and shuffles plain [rows, k/32] into a [sm, sn] buffer.
+std::vector<uint8_t> aiter_scale_pack(const uint8_t* plain, size_t rows, size_t k,
+                                      uint8_t pad_byte = kScalePadByte);
+// Inverse on the whole padded array: shuffled [sm, sn] -> padded plain [sm, sn].
+void aiter_scale_shuffle(const uint8_t* padded, uint8_t* dst, size_t sm, size_t sn);
+void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_t sn);
+
+// --- per-kernel layout names, as the manifest's b_layout / scale_layout columns spell them ----
+enum class BLayout { Plain, Aiter16x16 };
+enum class ScaleLayout { Plain, AiterShuffled };
+BLayout parse_b_layout(const std::string& s);          // "plain" | "aiter16x16"; throws
+ScaleLayout parse_scale_layout(const std::string& s);  // "plain" | "aiter"; throws
+const char* to_string(BLayout l);
+const char* to_string(ScaleLayout l);
+
+// Device images of one operand in a kernel's layout, with the row over-allocation applied:
+// packed data rows padded to kOperandRowPad and zero-filled; plain scales padded to the same
+// rows with kScalePadByte; aiter scales as aiter_scale_pack.
+struct OperandImage {
+    std::vector<uint8_t> data;    // packed e2m1
+    std::vector<uint8_t> scales;  // e8m0
+    size_t scale_stride = 0;      // bytes between scale rows (stride_Scale*0)
+};
+OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k,
+                          ScaleLayout sl);
+OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n, size_t k,
+                          BLayout bl, ScaleLayout sl);
+
+}  // namespace f4gemm

@@ -1,0 +1,58 @@
+// The kernel manifest: aiter's CSV (tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name) parsed by
+// header name, extra columns allowed. aiter's own file loads unchanged; a malformed row is an
+// error naming file:line (a departure from asm_f4gemm, which skipped such rows silently).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "f4gemm/layout.hpp"
+
+namespace f4gemm {
+
+constexpr const char* kManifestFile = "f4gemm_bf16_per1x32Fp4.csv";
+
+enum class KernelAbi {
+    Aiter,   // the 0x174-byte prefix only (aiter gfx950 code objects)
+    Sm90v1,  // F4gemmSm90Args (prefix + workspace extension)
+};
+
+struct KernelConfig {
+    int tile_m = 0;
+    int tile_n = 0;
+    int split_k = 0;      // 1 = split-K capable
+    int bpreshuffle = 0;  // 1 = B in aiter's 16x16 preshuffle
+    std::string knl_name; // symbol to look up in the code object
+    std::string co_name;  // file name inside the code-object folder
+    // Our extra columns (defaults describe aiter's gfx950 kernels):
+    std::string arch = "gfx950";  // "arch": gfx950 | sm_90a | ...
+    int threads = 256;            // "threads"
+    int smem_bytes = 0;           // "smem_bytes": dynamic shared memory
+    KernelAbi abi = KernelAbi::Aiter;                   // "abi": aiter | sm90v1
+    BLayout b_layout = BLayout::Aiter16x16;             // "b_layout", default from bpreshuffle
+    ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
+    std::map<std::string, std::string> extra;           // any other column, verbatim
+    int line = 0;  // 1-based line in the CSV, for messages
+};
+
+struct Manifest {
+    std::string path;  // the CSV that was read
+    std::string dir;   // its folder (the code-object folder)
+    std::vector<std::string> columns;  // header, in file order
+    std::vector<KernelConfig> kernels; // CSV order (it matters for heuristic ties)
+};
+
+// Parses CSV text; `source` names the file in errors ("<source>:<line>: <what>: <fix>").
+// Rules: cells split on ',', trimmed of space/tab/CR/LF; blank lines skipped; required columns
+// tile_M, tile_N, splitK, bpreshuffle, knl_name, co_name; integers must parse fully; a row
+// with a different cell count, an empty knl_name/co_name, or a bad value is an error.
+Manifest parse_manifest(const std::string& text, const std::string& source);
+// Reads <dir>/f4gemm_bf16_per1x32Fp4.csv. Missing file -> Errc::Manifest naming the path.
+Manifest load_manifest(const std::string& dir);
+
+// --kernel NAME matches knl_name or co_name; the whole list is scanned and the last match wins
+// (asm_f4gemm's rule). Returns -1 if none.
+int find_kernel(const Manifest& m, const std::string& name);
+
+}  // namespace f4gemm
