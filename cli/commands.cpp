@@ -1,0 +1,314 @@
+// The f4gemm subcommands: run (the original's main flow plus backends, real data and JSON),
+// pack and quantize. Output lines of `run` follow asm_f4gemm main.cpp (seed spec section 1).
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "f4gemm/driver.hpp"
+#include "f4gemm/error.hpp"
+#include "f4gemm/formats.hpp"
+#include "f4gemm/layout.hpp"
+#include "f4gemm/npy.hpp"
+
+namespace f4gemm::cli {
+
+namespace {
+
+template <typename... Args>
+void say(fmt::format_string<Args...> f, Args&&... args) {
+    std::fputs(("[f4gemm] " + fmt::format(f, std::forward<Args>(args)...) + "\n").c_str(), stdout);
+    std::fflush(stdout);
+}
+
+int fail(const std::string& msg) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "[f4gemm] %s\n", msg.c_str());
+    return 1;
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp);
+        if (!f) throw Error(Errc::Io, "cannot write --json " + path + ": check the folder exists and is writable");
+        f << j.dump(2) << "\n";
+        if (!f) throw Error(Errc::Io, "cannot write --json " + path + ": disk full?");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw Error(Errc::Io, "cannot write --json " + path + ": check the folder is writable");
+    }
+}
+
+// Real operands from .npy files (plain layouts), shapes cross-checked; M, N, K come from them.
+Problem load_problem(const RunOptions& o) {
+    if (o.a.empty() || o.a_scale.empty() || o.b.empty() || o.b_scale.empty())
+        throw Error(Errc::InvalidArgument, "real data needs all of --a --a-scale --b --b-scale: pass the missing ones");
+    if (o.out.empty())
+        throw Error(Errc::InvalidArgument, "real data needs --out D.npy for the result: pass --out");
+    const NpyArray a = npy_read_2d(o.a, NpyDtype::U8, "--a");
+    const NpyArray sa = npy_read_2d(o.a_scale, NpyDtype::U8, "--a-scale");
+    const NpyArray b = npy_read_2d(o.b, NpyDtype::U8, "--b");
+    const NpyArray sb = npy_read_2d(o.b_scale, NpyDtype::U8, "--b-scale");
+    const size_t m = a.shape[0], n = b.shape[0], k = a.shape[1] * 2;
+    auto need = [](bool ok, const std::string& msg) {
+        if (!ok) throw Error(Errc::BadInput, msg);
+    };
+    need(b.shape[1] * 2 == k, fmt::format("--b {} has shape [{}, {}] but --a implies K/2 = {}: both must be "
+                                          "[rows, K/2] with the same K", o.b, b.shape[0], b.shape[1], k / 2));
+    need(sa.shape[0] == m && sa.shape[1] * 32 == k,
+         fmt::format("--a-scale {} has shape [{}, {}], expected [{}, {}] (= [M, K/32])", o.a_scale, sa.shape[0],
+                     sa.shape[1], m, k / 32));
+    need(sb.shape[0] == n && sb.shape[1] * 32 == k,
+         fmt::format("--b-scale {} has shape [{}, {}], expected [{}, {}] (= [N, K/32])", o.b_scale, sb.shape[0],
+                     sb.shape[1], n, k / 32));
+    if (m > (1u << 30) || n > (1u << 30) || k > (1u << 30))
+        throw Error(Errc::BadInput, "operand too large for 32-bit kernel arguments: split the problem");
+    check_shape(int(m), int(n), int(k));
+    Problem p;
+    p.m = int(m);
+    p.n = int(n);
+    p.k = int(k);
+    p.alpha = o.alpha;
+    p.beta = o.beta;
+    p.a = MxOperand{m, k, a.bytes, sa.bytes};
+    p.b = MxOperand{n, k, b.bytes, sb.bytes};
+    if (!o.c.empty()) {
+        const NpyArray c = npy_read_2d(o.c, NpyDtype::F32, "--c");
+        need(c.shape[0] == m && c.shape[1] == n,
+             fmt::format("--c {} has shape [{}, {}], expected [{}, {}] (= [M, N])", o.c, c.shape[0], c.shape[1], m, n));
+        p.c.resize(m * n);
+        for (size_t i = 0; i < m * n; ++i) p.c[i] = float_to_bf16(c.f32()[i]);
+    }
+    return p;
+}
+
+}  // namespace
+
+int run(const RunOptions& o) try {
+    const bool real_data = !o.a.empty() || !o.a_scale.empty() || !o.b.empty() || !o.b_scale.empty();
+    const BackendKind requested = parse_backend(o.backend);
+    if (o.bpreshuffle != -1 && o.bpreshuffle != 0 && o.bpreshuffle != 1)
+        return fail(fmt::format("--bpreshuffle must be 0 or 1 (got {}): pass 0 or 1", o.bpreshuffle));
+    if (o.splitk < -1 || o.splitk > 4)
+        return fail(fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", o.splitk));
+    if (o.num_cu < 0) return fail(fmt::format("--num-cu must be positive (got {})", o.num_cu));
+    if (o.iters < 0 || o.warmup < 0)
+        return fail(fmt::format("--iters/--warmup must be >= 0 (got {}/{})", o.iters, o.warmup));
+    const DataKind data_kind = parse_data_kind(o.data);
+    if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
+        return fail(fmt::format("--alpha/--beta must be finite (got {}/{})", o.alpha, o.beta));
+    if (!real_data && (!o.out.empty() || !o.c.empty()))
+        return fail("--out/--c go with real data (--a --a-scale --b --b-scale): pass them too or drop --out/--c");
+    if (o.seed < 0 || o.seed > 0xFFFFFFFFll) return fail(fmt::format("--seed must be 0..2^32-1 (got {})", o.seed));
+
+    // Which backend runs. --list and --dry-run touch no device.
+    const bool no_device = o.list || o.dry_run;
+    const BackendKind backend = no_device ? requested : resolve_backend(requested);
+    const bool gpu = backend == BackendKind::Cuda || backend == BackendKind::Hip;
+
+    // Manifest: always for --list/--dry-run and the GPU backends.
+    Manifest manifest;
+    if (gpu || no_device) {
+        const CoDirChoice co = resolve_co_dir(o.co_dir, backend != BackendKind::Hip);
+        if (co.dir.empty()) return fail("no code-object directory: pass --co-dir or set AITER_ASM_DIR");
+        manifest = load_manifest(co.dir);
+        say("manifest {}: {} kernels", manifest.path, manifest.kernels.size());
+    }
+    if (o.list) {
+        say("{:<6} {:<6} {:<7} {:<12} {}", "tileM", "tileN", "splitK", "bpreshuffle", "co_name");
+        for (const KernelConfig& kc : manifest.kernels)
+            say("{:<6} {:<6} {:<7} {:<12} {}", kc.tile_m, kc.tile_n, kc.split_k, kc.bpreshuffle, kc.co_name);
+        return 0;
+    }
+
+    std::unique_ptr<Device> dev;
+    if (backend == BackendKind::Cuda) dev = make_cuda_device(o.device);
+    if (backend == BackendKind::Hip) dev = make_hip_device(o.device);
+    if (dev) {
+        const DeviceProps& p = dev->props();
+        if (backend == BackendKind::Hip) {
+            say("device: {} ({}, {} CUs)", p.name, p.arch, p.num_cu);
+            if (p.arch != "gfx950") say("WARNING: these code objects are gfx950-only");
+        } else {
+            say("device: {} ({}, {} SMs)", p.name, p.arch, p.num_cu);
+        }
+        manifest = filter_for_device(manifest, backend, p.arch);
+    } else if (!no_device) {
+        say("device: CPU ({} threads), no GPU backend in use", std::max(1u, std::thread::hardware_concurrency()));
+    }
+
+    Problem problem;
+    if (real_data) {
+        problem = load_problem(o);
+    } else {
+        check_shape(o.m, o.n, o.k);
+    }
+    const int m = real_data ? problem.m : o.m, n = real_data ? problem.n : o.n, k = real_data ? problem.k : o.k;
+
+    // Kernel selection (GPU and dry-run).
+    int kernel_index = -1, log2_split = 0;
+    LaunchPlan plan;
+    if (gpu || o.dry_run) {
+        HeuristicQuery q;
+        q.m = m;
+        q.n = n;
+        q.k = k;
+        q.num_cu = o.num_cu > 0 ? o.num_cu : dev ? dev->props().num_cu : default_num_cu(manifest);
+        q.log2_k_split = o.splitk;
+        q.bpreshuffle = o.bpreshuffle >= 0 ? o.bpreshuffle : default_bpreshuffle(manifest);
+        const Selection s = select(manifest, o.kernel, q, o.explain);
+        if (o.explain) {
+            say("heuristic on {} CUs, splitk {}, bpreshuffle {}:", q.num_cu, q.log2_k_split, q.bpreshuffle);
+            for (const HeuristicStep& st : s.heuristic.steps)
+                say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split, st.reason);
+        }
+        kernel_index = s.index;
+        log2_split = s.log2_k_split;
+        const KernelConfig& kc = manifest.kernels[size_t(kernel_index)];
+        plan = make_launch_plan(kc, m, n, k, log2_split, false);
+        say("shape M={} N={} K={}, kernel {} (tile {}x{}, splitK={}, bpreshuffle={})", m, n, k, kc.co_name, kc.tile_m,
+            kc.tile_n, kc.split_k, kc.bpreshuffle);
+        say("grid = ({}, {}, {}) x {} threads, log2_k_split={}", plan.grid.x, plan.grid.y, plan.grid.z, plan.block.x,
+            plan.log2_k_split);
+        if (o.dry_run) return 0;
+    } else {
+        log2_split = std::max(o.splitk, 0);
+        say("shape M={} N={} K={}, kernel cpu (blocked fp32, splitK log2={})", m, n, k, log2_split);
+    }
+
+    if (!real_data)
+        problem = make_problem(m, n, k, o.alpha, o.beta, data_kind, uint32_t(o.seed), uint32_t(o.seed + 4444),
+                               o.beta != 0.f);
+
+    std::vector<uint16_t> d;
+    std::unique_ptr<GpuGemm> g;
+    if (dev) {
+        g = std::make_unique<GpuGemm>(*dev, manifest, kernel_index, log2_split, problem);
+        d = g->run_and_fetch();
+    } else {
+        d = cpu_run(problem, log2_split);
+    }
+
+    nlohmann::json j;
+    j["shape"] = {{"M", m}, {"N", n}, {"K", k}};
+    j["alpha"] = o.alpha;
+    j["beta"] = o.beta;
+    j["backend"] = to_string(backend);
+    j["device"] = dev ? dev->props().name : "cpu";
+    if (g) {
+        j["kernel"] = g->kernel().co_name;
+        j["tile"] = {g->kernel().tile_m, g->kernel().tile_n};
+        j["log2_k_split"] = g->plan().log2_k_split;
+        j["gdz"] = g->plan().gdz;
+    } else {
+        j["kernel"] = "cpu";
+        j["log2_k_split"] = log2_split;
+    }
+
+    int rc = 0;
+    if (o.verify) {
+        const bool bf16_split = g && g->plan().gdz > 1 && g->kernel().abi == KernelAbi::Aiter;
+        const Tolerance tol = default_tolerance(bf16_split);
+        if (bf16_split)
+            say("note: {}-way splitK reduces in bf16 (buffer_atomic_pk_add_bf16), using abs tol {:.4g}", g->plan().gdz,
+                tol.atol_frac);
+        else if (g && g->plan().gdz > 1)
+            say("note: {}-way splitK reduces in fp32 (workspace), tolerances unchanged", g->plan().gdz);
+        const std::vector<float> ref = reference_for(problem);
+        const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n), tol);
+        say("verify: max|ref|={:.4g}  max_abs_err={:.4g}  max_rel_err={:.4g}  mismatches={}/{}", v.max_ref,
+            v.max_abs_err, v.max_rel_err, v.mismatches, v.total);
+        j["verify"] = {{"max_ref", v.max_ref},           {"max_abs_err", v.max_abs_err},
+                       {"max_rel_err", v.max_rel_err},   {"mismatches", v.mismatches},
+                       {"total", v.total},               {"nan_outputs", v.nan_outputs},
+                       {"passed", v.passed()}};
+        if (!v.passed()) {
+            say("  first mismatch at (m={}, n={}): got {:.6g}, want {:.6g}", v.first_m, v.first_n, v.first_got,
+                v.first_want);
+            say("FAILED");
+            rc = 1;
+        } else {
+            say("PASSED");
+        }
+    }
+    if (!o.out.empty()) {
+        std::vector<float> df(d.size());
+        for (size_t i = 0; i < d.size(); ++i) df[i] = bf16_to_float(d[i]);
+        npy_write(o.out, NpyDtype::F32, {size_t(m), size_t(n)}, df.data());
+    }
+    if (o.iters > 0) {
+        const double us = g ? g->time_us(o.iters, o.warmup) : cpu_time_us(problem, log2_split, o.iters, std::min(o.warmup, 1));
+        const double flops = 2.0 * m * n * double(k);
+        const double bytes = double(m) * k / 2 + double(n) * k / 2 + double(m) * n * 2;
+        say("{:8.2f} us   {:8.2f} TFLOP/s   {:7.2f} TB/s", us, flops / us / 1e6, bytes / us / 1e6);
+        j["timing"] = {{"us", us}, {"tflops", flops / us / 1e6}, {"tbs", bytes / us / 1e6}, {"iters", o.iters}};
+    }
+    j["passed"] = rc == 0;
+    if (!o.json.empty()) write_json_atomic(o.json, j);
+    return rc;
+} catch (const Error& e) {
+    return fail(e.what());
+} catch (const std::bad_alloc&) {
+    return fail("out of host memory: try a smaller shape");
+}
+
+int pack(const PackOptions& o) try {
+    const NpyArray x = npy_read_2d(o.in, NpyDtype::U8, "--in");
+    const size_t rows = x.shape[0], cols = x.shape[1];
+    if (o.layout == "aiter-b") {
+        const size_t k = cols * 2;
+        if (rows % 16 || cols % 32)
+            throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: aiter-b needs rows % 16 == 0 and "
+                                                    "K/2 % 32 == 0 (K % 64): pad the operand", o.in, rows, cols));
+        std::vector<uint8_t> y(x.bytes.size());
+        if (o.inverse) aiter_b_unshuffle(x.u8(), y.data(), rows, k);
+        else aiter_b_shuffle(x.u8(), y.data(), rows, k);
+        npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
+    } else if (o.layout == "aiter-scale") {
+        if (o.inverse) {
+            if (rows % 256 || cols % 8)
+                throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: an aiter-scale array is "
+                                                        "[round_up(rows,256), round_up(K/32,8)]", o.in, rows, cols));
+            std::vector<uint8_t> y(x.bytes.size());
+            aiter_scale_unshuffle(x.u8(), y.data(), rows, cols);
+            npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
+        } else {
+            const std::vector<uint8_t> y = aiter_scale_pack(x.u8(), rows, cols * 32);
+            const ScaleShape s = aiter_scale_shape(rows, cols * 32);
+            npy_write(o.out, NpyDtype::U8, {s.rows, s.cols}, y.data());
+        }
+    } else {
+        throw Error(Errc::InvalidArgument, "unknown --layout '" + o.layout + "': use aiter-b or aiter-scale");
+    }
+    return 0;
+} catch (const Error& e) {
+    return fail(e.what());
+}
+
+int quantize(const QuantizeOptions& o) try {
+    const NpyArray x = npy_read_2d(o.in, NpyDtype::F32, "--in");
+    const size_t rows = x.shape[0], k = x.shape[1];
+    if (k % 32)
+        throw Error(Errc::BadInput, fmt::format("--in {} has K = {} columns: MXFP4 needs K % 32 == 0; pad K", o.in, k));
+    std::vector<uint8_t> packed(rows * k / 2), scales(rows * k / 32);
+    quantize_mxfp4(x.f32(), rows, k, packed.data(), scales.data());
+    npy_write(o.out, NpyDtype::U8, {rows, k / 2}, packed.data());
+    try {
+        npy_write(o.scale_out, NpyDtype::U8, {rows, k / 32}, scales.data());
+    } catch (...) {
+        std::remove(o.out.c_str());  // no half-finished output pair
+        throw;
+    }
+    return 0;
+} catch (const Error& e) {
+    return fail(e.what());
+}
+
+}  // namespace f4gemm::cli

@@ -1,0 +1,44 @@
+// The f4gemm command's subcommands, each a function from parsed options to an exit code. They
+// print; the core they call never does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace f4gemm::cli {
+
+struct RunOptions {
+    int m = 512, n = 1024, k = 2048;
+    std::string co_dir;
+    std::string kernel;
+    int bpreshuffle = -1;  // -1: default (1 when the manifest has preshuffled kernels)
+    int splitk = 0;
+    int iters = 20;
+    int warmup = 5;
+    bool verify = true;
+    bool list = false;
+    bool dry_run = false;
+    bool explain = false;
+    std::string backend = "auto";
+    int num_cu = 0;
+    int device = 0;
+    long long seed = 1234;
+    std::string data = "seed";
+    float alpha = 1.f, beta = 0.f;
+    std::string json;
+    std::string a, a_scale, b, b_scale, c, out;  // real data
+};
+int run(const RunOptions& o);
+
+struct PackOptions {
+    std::string layout, in, out;
+    bool inverse = false;
+};
+int pack(const PackOptions& o);
+
+struct QuantizeOptions {
+    std::string in, out, scale_out;
+};
+int quantize(const QuantizeOptions& o);
+
+}  // namespace f4gemm::cli

@@ -1,0 +1,324 @@
+// The driver between the command line / C API and the backends: code-object folder and backend
+// resolution (asm_f4gemm main.cpp's order, extended with our own kernels), kernel selection,
+// buffers in each kernel's layouts, launch, timing and the CPU path.
+#include "f4gemm/driver.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "f4gemm/cpu_backend.hpp"
+#include "f4gemm/error.hpp"
+#include "f4gemm/formats.hpp"
+#include "f4gemm/layout.hpp"
+#include "f4gemm/reference.hpp"
+
+namespace f4gemm {
+
+namespace {
+
+bool file_exists(const std::string& p) { return std::ifstream(p).good(); }
+
+std::string exe_dir() {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) return "";
+    std::string s(buf, size_t(n));
+    const size_t slash = s.rfind('/');
+    return slash == std::string::npos ? "" : s.substr(0, slash);
+}
+
+const char* env(const char* name) {
+    const char* v = std::getenv(name);
+    return (v && *v) ? v : nullptr;
+}
+
+}  // namespace
+
+BackendKind parse_backend(const std::string& s) {
+    if (s == "auto") return BackendKind::Auto;
+    if (s == "cpu") return BackendKind::Cpu;
+    if (s == "cuda") return BackendKind::Cuda;
+    if (s == "hip") return BackendKind::Hip;
+    throw Error(Errc::InvalidArgument, "unknown backend '" + s + "': use auto, cpu, cuda or hip");
+}
+
+const char* to_string(BackendKind b) {
+    switch (b) {
+    case BackendKind::Auto: return "auto";
+    case BackendKind::Cpu: return "cpu";
+    case BackendKind::Cuda: return "cuda";
+    case BackendKind::Hip: return "hip";
+    }
+    return "?";
+}
+
+std::string builtin_co_dir() {
+    std::vector<std::string> candidates;
+    if (const char* e = env("F4GEMM_CO_DIR")) candidates.push_back(e);
+    const std::string here = exe_dir();
+    if (!here.empty()) {
+        candidates.push_back(here + "/../share/f4gemm/sm90a");  // installed: bin/ beside share/
+        candidates.push_back(here + "/../kernels/sm90a");       // build tree: build/cli/f4gemm
+        candidates.push_back(here + "/../../kernels/sm90a");    // build tree: build/tests/x/test
+        candidates.push_back(here + "/kernels/sm90a");
+    }
+#ifdef F4GEMM_INSTALL_CO_DIR
+    candidates.push_back(F4GEMM_INSTALL_CO_DIR);
+#endif
+#ifdef F4GEMM_BUILD_CO_DIR
+    candidates.push_back(F4GEMM_BUILD_CO_DIR);
+#endif
+    for (const std::string& c : candidates)
+        if (file_exists(c + "/" + kManifestFile)) return c;
+    return "";
+}
+
+CoDirChoice resolve_co_dir(const std::string& flag, bool allow_builtin) {
+    if (!flag.empty()) return {flag, "--co-dir"};
+    if (const char* d = env("AITER_F4GEMM_DIR")) return {d, "AITER_F4GEMM_DIR"};
+    if (const char* d = env("AITER_ASM_DIR")) return {std::string(d) + "/gfx950/f4gemm", "AITER_ASM_DIR"};
+    if (allow_builtin) {
+        const std::string b = builtin_co_dir();
+        if (!b.empty()) return {b, "built-in"};
+    }
+    return {"", ""};
+}
+
+BackendKind resolve_backend(BackendKind requested) {
+    switch (requested) {
+    case BackendKind::Cpu: return BackendKind::Cpu;
+    case BackendKind::Cuda:
+        if (!cuda_compiled())
+            throw Error(Errc::Unsupported, "--backend cuda: the CUDA backend was not compiled in (see f4gemm "
+                                           "--version): rebuild with the CUDA toolkit or use --backend cpu");
+        return BackendKind::Cuda;
+    case BackendKind::Hip:
+        if (!hip_compiled())
+            throw Error(Errc::Unsupported, "--backend hip: the HIP backend was not compiled in (see f4gemm "
+                                           "--version): rebuild with libamdhip64-dev or use --backend cpu");
+        return BackendKind::Hip;
+    case BackendKind::Auto:
+        if (cuda_device_count() > 0) return BackendKind::Cuda;
+        if (hip_device_count() > 0) return BackendKind::Hip;
+        return BackendKind::Cpu;
+    }
+    return BackendKind::Cpu;
+}
+
+Manifest filter_for_device(const Manifest& m, BackendKind backend, const std::string& device_arch) {
+    Manifest out = m;
+    out.kernels.clear();
+    const std::string prefix = backend == BackendKind::Cuda ? "sm_" : "gfx";
+    for (const KernelConfig& kc : m.kernels)
+        if (kc.arch.rfind(prefix, 0) == 0) out.kernels.push_back(kc);
+    if (out.kernels.empty()) {
+        std::string archs;
+        for (const KernelConfig& kc : m.kernels)
+            if (archs.find(kc.arch) == std::string::npos) archs += (archs.empty() ? "" : ",") + kc.arch;
+        throw Error(Errc::NotFound, "manifest " + m.path + " lists no kernel for " + device_arch + " (its kernels are for " +
+                                        archs + "): point --co-dir at code objects for this device");
+    }
+    return out;
+}
+
+int default_bpreshuffle(const Manifest& m) {
+    for (const KernelConfig& kc : m.kernels)
+        if (kc.bpreshuffle) return 1;
+    return 0;
+}
+
+int default_num_cu(const Manifest& m) {
+    for (const KernelConfig& kc : m.kernels) {
+        if (kc.arch.rfind("gfx950", 0) == 0) return 256;
+        if (kc.arch.rfind("sm_90", 0) == 0) return 132;
+    }
+    throw Error(Errc::InvalidArgument, "no device to read the CU count from and no default for this manifest's "
+                                       "architecture: pass --num-cu N");
+}
+
+Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain) {
+    Selection s;
+    if (!kernel.empty()) {
+        s.index = find_kernel(m, kernel);
+        if (s.index < 0)
+            throw Error(Errc::NotFound, "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
+        s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
+        return s;
+    }
+    s.heuristic = select_kernel(m, q, explain);
+    s.index = s.heuristic.index;
+    s.log2_k_split = s.heuristic.log2_k_split;
+    if (s.index < 0)
+        throw Error(Errc::NotFound, "heuristic found no kernel for this shape: force one with --kernel or check "
+                                    "--bpreshuffle");
+    return s;
+}
+
+void check_shape(int m, int n, int k) {
+    if (m <= 0) throw Error(Errc::InvalidArgument, "M must be positive (got " + std::to_string(m) + "): pass -m N with N >= 1");
+    if (n <= 0) throw Error(Errc::InvalidArgument, "N must be positive (got " + std::to_string(n) + "): pass -n N with N >= 16");
+    if (k <= 0) throw Error(Errc::InvalidArgument, "K must be positive (got " + std::to_string(k) + "): pass -k K with K >= 256");
+    if (k % 256)
+        throw Error(Errc::InvalidArgument,
+                    "K must be a multiple of 256 (got " + std::to_string(k) + "): pad K with zero blocks");
+    if (n % 16)
+        throw Error(Errc::InvalidArgument, "N must be a multiple of 16 for the B preshuffle (got " +
+                                               std::to_string(n) + "): pad N to a multiple of 16");
+}
+
+Problem make_problem(int m, int n, int k, float alpha, float beta, DataKind kind, uint32_t seed_a,
+                     uint32_t seed_b, bool with_c) {
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.a = make_operand(size_t(m), size_t(k), seed_a, kind);
+    p.b = make_operand(size_t(n), size_t(k), seed_b, kind);
+    if (with_c) {
+        // C on the scale of the product's outputs, bf16: exercises beta without dominating.
+        std::mt19937 rng(seed_a ^ 0x9e3779b9u);
+        std::normal_distribution<float> dist(0.f, 64.f);
+        p.c.resize(size_t(m) * size_t(n));
+        for (auto& v : p.c) v = float_to_bf16(dist(rng));
+    }
+    return p;
+}
+
+std::vector<float> reference_for(const Problem& p) {
+    const std::vector<float> a = dequantize(p.a);
+    const std::vector<float> b = dequantize(p.b);
+    std::vector<float> c;
+    if (!p.c.empty()) {
+        c.resize(p.c.size());
+        for (size_t i = 0; i < c.size(); ++i) c[i] = bf16_to_float(p.c[i]);
+    }
+    return reference_gemm(a.data(), b.data(), size_t(p.m), size_t(p.n), size_t(p.k), p.alpha, p.beta,
+                          c.empty() ? nullptr : c.data());
+}
+
+// ---- GPU ---------------------------------------------------------------------------------------
+
+GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)
+    : dev_(dev), kc_(m.kernels.at(size_t(kernel_index))), m_(p.m), n_(p.n), k_(p.k) {
+    plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
+    const std::string path = m.dir + "/" + kc_.co_name;
+    if (!file_exists(path))
+        throw Error(Errc::NotFound, "no such code object: " + path +
+                                        "\n  the manifest lists this kernel but --co-dir does not contain it -- "
+                                        "point --co-dir at a directory holding it");
+    void* module = dev_.load_module(path);
+    fn_ = dev_.get_function(module, kc_.knl_name);
+    dev_.set_dynamic_smem(fn_, plan_.smem_bytes);
+
+    const OperandImage a = make_a_image(p.a.packed.data(), p.a.scales.data(), size_t(p.m), size_t(p.k),
+                                        kc_.scale_layout);
+    const OperandImage b = make_b_image(p.b.packed.data(), p.b.scales.data(), size_t(p.n), size_t(p.k),
+                                        kc_.b_layout, kc_.scale_layout);
+    auto upload = [&](const std::vector<uint8_t>& host, size_t plan_bytes) {
+        const DevPtr d = dev_.alloc(std::max(host.size(), plan_bytes));
+        dev_.copy_to_device(d, host.data(), host.size());
+        return d;
+    };
+    ptr_.a = upload(a.data, plan_.a_bytes);
+    ptr_.scale_a = upload(a.scales, plan_.sa_bytes);
+    ptr_.b = upload(b.data, plan_.b_bytes);
+    ptr_.scale_b = upload(b.scales, plan_.sb_bytes);
+    ptr_.d = dev_.alloc(plan_.d_bytes);
+    dev_.memset(ptr_.d, 0, plan_.d_bytes);  // aiter allocates D zeroed; padding rows stay defined
+    if (!p.c.empty()) {
+        ptr_.c = dev_.alloc(p.c.size() * 2);
+        dev_.copy_to_device(ptr_.c, p.c.data(), p.c.size() * 2);
+    }
+    if (plan_.workspace_bytes) ptr_.workspace = dev_.alloc(plan_.workspace_bytes);
+    args_ = make_arg_blob(kc_, plan_, ptr_, p.m, p.n, p.k, p.alpha, p.beta);
+    dev_.synchronize();
+}
+
+GpuGemm::~GpuGemm() {
+    for (DevPtr d : {ptr_.a, ptr_.scale_a, ptr_.b, ptr_.scale_b, ptr_.d, ptr_.c, ptr_.workspace})
+        if (d) dev_.free(d);
+}
+
+void GpuGemm::run_once() {
+    if (plan_.zero_out) dev_.memset(ptr_.d, 0, plan_.d_bytes);
+    if (plan_.workspace_bytes) dev_.memset(ptr_.workspace, 0, plan_.workspace_bytes);
+    dev_.launch(fn_, plan_.grid, plan_.block, plan_.smem_bytes, args_.data(), args_.size());
+}
+
+std::vector<uint16_t> GpuGemm::run_and_fetch() {
+    // Poison D so an element the kernel never writes shows up as NaN (a mismatch), unless the
+    // kernel accumulates into D (aiter's split-K), which run_once zeroes.
+    if (!plan_.zero_out) dev_.memset(ptr_.d, 0xFF, plan_.d_bytes);
+    run_once();
+    dev_.synchronize();
+    std::vector<uint16_t> d(size_t(m_) * size_t(n_));
+    dev_.copy_to_host(d.data(), ptr_.d, d.size() * 2);
+    return d;
+}
+
+double GpuGemm::time_us(int iters, int warmup) {
+    for (int i = 0; i < warmup; ++i) run_once();
+    dev_.synchronize();
+    if (iters <= 0) return 0;
+    void* beg = dev_.event_create();
+    void* end = dev_.event_create();
+    dev_.event_record(beg);
+    for (int i = 0; i < iters; ++i) run_once();
+    dev_.event_record(end);
+    const float ms = dev_.event_elapsed_ms(beg, end);
+    dev_.event_destroy(beg);
+    dev_.event_destroy(end);
+    return double(ms) * 1000.0 / iters;
+}
+
+// ---- CPU ---------------------------------------------------------------------------------------
+
+namespace {
+CpuGemmArgs cpu_args(const Problem& p, int log2_k_split, int threads) {
+    CpuGemmArgs a;
+    a.a = &p.a;
+    a.b = &p.b;
+    a.m = size_t(p.m);
+    a.n = size_t(p.n);
+    a.k = size_t(p.k);
+    a.alpha = p.alpha;
+    a.beta = p.beta;
+    a.c = p.c.empty() ? nullptr : p.c.data();
+    a.threads = threads;
+    // The same chunking as the GPU kernels' split-K (aiter's gdz rule).
+    const int l = std::max(log2_k_split, 0);
+    const int k_num = 1 << l;
+    if (p.k % k_num)
+        throw Error(Errc::InvalidArgument, "K(" + std::to_string(p.k) + ") % (1 << log2_k_split)(" +
+                                               std::to_string(k_num) + ") != 0: pick a smaller --splitk");
+    a.k_per_split = int(round_up(size_t(p.k / k_num), 256));
+    a.splits = int(ceil_div(size_t(p.k), size_t(a.k_per_split)));
+    return a;
+}
+}  // namespace
+
+std::vector<uint16_t> cpu_run(const Problem& p, int log2_k_split, int threads) {
+    std::vector<uint16_t> d(size_t(p.m) * size_t(p.n));
+    cpu_gemm(cpu_args(p, log2_k_split, threads), d.data(), size_t(p.n));
+    return d;
+}
+
+double cpu_time_us(const Problem& p, int log2_k_split, int iters, int warmup) {
+    std::vector<uint16_t> d(size_t(p.m) * size_t(p.n));
+    const CpuGemmArgs args = cpu_args(p, log2_k_split, 0);
+    for (int i = 0; i < warmup; ++i) cpu_gemm(args, d.data(), size_t(p.n));
+    if (iters <= 0) return 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) cpu_gemm(args, d.data(), size_t(p.n));
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / iters;
+}
+
+}  // namespace f4gemm

@@ -1,0 +1,304 @@
+// End-to-end tests of the f4gemm command: the main job on the CPU backend, dry-run/list on
+// aiter's real manifest, real-data .npy I/O, pack/quantize, and every bad input of the
+// foundation issue (one line naming the value and the fix, non-zero exit, no output file).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "f4gemm/formats.hpp"
+#include "f4gemm/npy.hpp"
+#include "f4gemm/operands.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int rc = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+};
+
+// Runs f4gemm with `args` (shell words), capturing stdout and stderr separately.
+Result f4(const std::string& args, const std::string& env = "") {
+    const fs::path dir = fs::temp_directory_path() / ("f4cli_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
+    const std::string cmd = env + " " + F4GEMM_EXE + " " + args + " >" + out + " 2>" + err;
+    Result r;
+    const int status = std::system(cmd.c_str());
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    auto slurp = [](const std::string& p) {
+        std::ifstream f(p);
+        return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    };
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+class TempDir {
+public:
+    TempDir() {
+        path_ = fs::temp_directory_path() / ("f4cli_case_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+    fs::path path_;
+    static inline int counter_ = 0;
+};
+
+// Writes the seed's operands for an m x n x k problem as plain .npy files.
+void write_operands(const TempDir& t, size_t m, size_t n, size_t k) {
+    const f4gemm::MxOperand a = f4gemm::make_operand(m, k, 1234), b = f4gemm::make_operand(n, k, 5678);
+    f4gemm::npy_write(t / "a.npy", f4gemm::NpyDtype::U8, {m, k / 2}, a.packed.data());
+    f4gemm::npy_write(t / "sa.npy", f4gemm::NpyDtype::U8, {m, k / 32}, a.scales.data());
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {n, k / 2}, b.packed.data());
+    f4gemm::npy_write(t / "sb.npy", f4gemm::NpyDtype::U8, {n, k / 32}, b.scales.data());
+}
+
+// Bad input: exit 1, exactly one line on stderr containing `needle`, nothing on stdout about PASSED.
+void expect_one_line_error(const Result& r, const std::string& needle) {
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+    EXPECT_EQ(r.out.find("PASSED"), std::string::npos);
+}
+
+const std::string kAiter = std::string("--co-dir ") + F4GEMM_AITER_DIR;
+
+}  // namespace
+
+TEST(Cli, VersionListsBackends) {
+    const Result r = f4("--version");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("backends: cpu"), std::string::npos) << r.out;
+#ifdef F4GEMM_HAVE_CUDA
+    EXPECT_NE(r.out.find("cuda"), std::string::npos) << r.out;
+#endif
+}
+
+TEST(Cli, HelpExitsZero) {
+    const Result r = f4("--help");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("--splitk"), std::string::npos);
+    EXPECT_NE(r.out.find("--no-verify"), std::string::npos);
+}
+
+TEST(Cli, MainJobOnCpuPasses) {
+    const Result r = f4("--backend cpu -m 64 -n 128 -k 512 --iters 1 --warmup 0");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("[f4gemm] shape M=64 N=128 K=512, kernel cpu"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] verify: max|ref|="), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("max_rel_err="), std::string::npos);
+    EXPECT_NE(r.out.find("mismatches=0/8192"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] PASSED"), std::string::npos);
+    EXPECT_NE(r.out.find("TFLOP/s"), std::string::npos);
+}
+
+TEST(Cli, CpuSplitBetaAlphaAndDataKinds) {
+    for (const char* extra : {"--splitk 2", "--beta 0.5 --alpha 2", "--data wide", "--data gaussian", "--data zero",
+                              "--data nan", "-m 1", "-m 17 -n 16 -k 256"}) {
+        const Result r = f4(std::string("--backend cpu -m 33 -n 64 -k 1024 --iters 0 ") + extra);
+        EXPECT_EQ(r.rc, 0) << extra << "\n" << r.out << r.err;
+        EXPECT_NE(r.out.find("PASSED"), std::string::npos) << extra;
+    }
+}
+
+TEST(Cli, DryRunOnAiterManifestNamesThe256x256Tile) {
+    const Result r = f4("--dry-run " + kAiter + " --num-cu 256 -m 8192 -n 8192 -k 8192");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("[f4gemm] manifest "), std::string::npos);
+    EXPECT_NE(r.out.find(": 35 kernels"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] shape M=8192 N=8192 K=8192, kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co "
+                         "(tile 256x256, splitK=1, bpreshuffle=1)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] grid = (32, 32, 1) x 256 threads, log2_k_split=0"), std::string::npos) << r.out;
+}
+
+TEST(Cli, DryRunSplitGridAndExplain) {
+    Result r = f4("--dry-run " + kAiter + " --num-cu 256 -m 256 -n 1024 -k 1280 --kernel "
+                  "f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co --splitk 2");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("grid = (4, 1, 3) x 256 threads, log2_k_split=2"), std::string::npos) << r.out;
+    r = f4("--dry-run --explain " + kAiter + " --num-cu 256 -m 300 -n 2048 -k 1024");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("heuristic on 256 CUs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("noBpreShuffle_256x256"), std::string::npos);
+    EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ListPrintsEveryKernel) {
+    const Result r = f4("--list " + kAiter);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("tileM  tileN  splitK  bpreshuffle  co_name"), std::string::npos) << r.out;
+    EXPECT_EQ(count_lines(r.out), 1 + 1 + 35);
+}
+
+TEST(Cli, EnvironmentFallbacksForCoDir) {
+    Result r = f4("--dry-run --num-cu 256", std::string("AITER_F4GEMM_DIR=") + F4GEMM_AITER_DIR);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find(F4GEMM_AITER_DIR), std::string::npos);
+    TempDir t;
+    fs::create_directories(t / "gfx950/f4gemm");
+    fs::copy_file(std::string(F4GEMM_AITER_DIR) + "/f4gemm_bf16_per1x32Fp4.csv", t / "gfx950/f4gemm/f4gemm_bf16_per1x32Fp4.csv");
+    r = f4("--dry-run --num-cu 256", "AITER_ASM_DIR=" + (t / ""));
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("gfx950/f4gemm/f4gemm_bf16_per1x32Fp4.csv: 35 kernels"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RealDataRoundTripWithC) {
+    TempDir t;
+    const size_t m = 20, n = 32, k = 256;
+    write_operands(t, m, n, k);
+    std::vector<float> c(m * n);
+    for (size_t i = 0; i < c.size(); ++i) c[i] = float(int(i % 7) - 3);
+    f4gemm::npy_write(t / "c.npy", f4gemm::NpyDtype::F32, {m, n}, c.data());
+    const Result r = f4("--backend cpu --iters 0 --beta 1 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") +
+                        " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --c " + (t / "c.npy") +
+                        " --out " + (t / "d.npy") + " --json " + (t / "r.json"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("shape M=20 N=32 K=256"), std::string::npos) << r.out;
+    const f4gemm::NpyArray d = f4gemm::npy_read(t / "d.npy");
+    ASSERT_EQ(d.shape, (std::vector<size_t>{m, n}));
+    // Every output is a bf16 value widened exactly.
+    for (size_t i = 0; i < m * n; ++i) {
+        const float v = d.f32()[i];
+        EXPECT_EQ(f4gemm::bf16_to_float(f4gemm::float_to_bf16(v)), v);
+    }
+    std::ifstream jf(t / "r.json");
+    const nlohmann::json j = nlohmann::json::parse(jf);
+    EXPECT_EQ(j["shape"]["M"], 20);
+    EXPECT_EQ(j["verify"]["mismatches"], 0);
+    EXPECT_EQ(j["passed"], true);
+}
+
+TEST(Cli, PackAndQuantizeRoundTrip) {
+    TempDir t;
+    const f4gemm::MxOperand b = f4gemm::make_operand(32, 256, 5678);
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {32, 128}, b.packed.data());
+    f4gemm::npy_write(t / "sb.npy", f4gemm::NpyDtype::U8, {32, 8}, b.scales.data());
+    ASSERT_EQ(f4("pack --layout aiter-b --in " + (t / "b.npy") + " --out " + (t / "bs.npy")).rc, 0);
+    ASSERT_EQ(f4("pack --layout aiter-b --inverse --in " + (t / "bs.npy") + " --out " + (t / "bu.npy")).rc, 0);
+    EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
+    EXPECT_NE(f4gemm::npy_read(t / "bs.npy").bytes, b.packed);
+    ASSERT_EQ(f4("pack --layout aiter-scale --in " + (t / "sb.npy") + " --out " + (t / "ss.npy")).rc, 0);
+    const f4gemm::NpyArray ss = f4gemm::npy_read(t / "ss.npy");
+    EXPECT_EQ(ss.shape, (std::vector<size_t>{256, 8}));
+    ASSERT_EQ(f4("pack --layout aiter-scale --inverse --in " + (t / "ss.npy") + " --out " + (t / "su.npy")).rc, 0);
+    const f4gemm::NpyArray su = f4gemm::npy_read(t / "su.npy");
+    for (size_t r = 0; r < 32; ++r)
+        for (size_t c = 0; c < 8; ++c) EXPECT_EQ(su.u8()[r * 8 + c], b.scales[r * 8 + c]);
+    EXPECT_EQ(su.u8()[100 * 8 + 3], 0x7F);  // pad rows
+
+    const std::vector<float> x = f4gemm::dequantize(b);
+    f4gemm::npy_write(t / "x.npy", f4gemm::NpyDtype::F32, {32, 256}, x.data());
+    ASSERT_EQ(f4("quantize --in " + (t / "x.npy") + " --out " + (t / "q.npy") + " --scale-out " + (t / "s.npy")).rc, 0);
+    const f4gemm::MxOperand q{32, 256, f4gemm::npy_read(t / "q.npy").bytes, f4gemm::npy_read(t / "s.npy").bytes};
+    EXPECT_EQ(f4gemm::dequantize(q), x);  // values on the MXFP4 grid survive exactly
+}
+
+// ---- bad input ---------------------------------------------------------------------------------
+
+TEST(CliBadInput, Shapes) {
+    expect_one_line_error(f4("--backend cpu -k 300"), "K must be a multiple of 256 (got 300)");
+    expect_one_line_error(f4("--backend cpu -n 100"), "N must be a multiple of 16 for the B preshuffle (got 100)");
+    expect_one_line_error(f4("--backend cpu -m 0"), "M must be positive (got 0)");
+    expect_one_line_error(f4("--backend cpu -n -16"), "N must be positive (got -16)");
+    expect_one_line_error(f4("--backend cpu -k 0"), "K must be positive (got 0)");
+    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 -k 100"), "K must be a multiple of 256");
+}
+
+TEST(CliBadInput, Flags) {
+    expect_one_line_error(f4("--frobnicate"), "unknown option --frobnicate");
+    expect_one_line_error(f4("-m"), "missing value for -m");
+    expect_one_line_error(f4("--iters"), "missing value for --iters");
+    expect_one_line_error(f4("-m abc"), "abc");
+    expect_one_line_error(f4("--backend gpu"), "unknown backend 'gpu'");
+    expect_one_line_error(f4("--bpreshuffle 2 --backend cpu"), "--bpreshuffle must be 0 or 1 (got 2)");
+    expect_one_line_error(f4("--splitk 9 --backend cpu"), "--splitk must be -1..4 (got 9)");
+    expect_one_line_error(f4("--data weird --backend cpu"), "weird");
+}
+
+TEST(CliBadInput, Manifest) {
+    expect_one_line_error(f4("--dry-run --num-cu 8 --co-dir /nonexistent/dir"), "/nonexistent/dir");
+    TempDir t;
+    {
+        std::ofstream f(t / "f4gemm_bf16_per1x32Fp4.csv");
+        f << "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name\n256,256,0,1,k,k.co\n12x,256,0,1,k2,k2.co\n";
+    }
+    const Result r = f4("--dry-run --num-cu 8 --co-dir " + (t / ""));
+    expect_one_line_error(r, ":3");
+    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 --kernel nosuch.co"), "kernel 'nosuch.co' not in the manifest");
+}
+
+TEST(CliBadInput, MissingCodeObjectIsNamed) {
+    // The manifest lists a kernel whose file is absent: on a GPU backend the error names the path.
+    // Without a GPU this is exercised by the HIP/CUDA plan tests; here only check --backend
+    // requests for backends that are absent fail cleanly.
+    const Result r = f4("--backend hip " + kAiter + " --iters 0");
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+TEST(CliBadInput, NpyFiles) {
+    TempDir t;
+    write_operands(t, 16, 32, 256);
+    const std::string ops = " --a-scale " + (t / "sa.npy") + " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy");
+    // wrong dtype
+    std::vector<float> f(16 * 128, 1.f);
+    f4gemm::npy_write(t / "af.npy", f4gemm::NpyDtype::F32, {16, 128}, f.data());
+    Result r = f4("--backend cpu --a " + (t / "af.npy") + ops + " --out " + (t / "d.npy"));
+    expect_one_line_error(r, "af.npy");
+    EXPECT_FALSE(fs::exists(t / "d.npy"));
+    // wrong shape: B with another K
+    std::vector<uint8_t> b2(32 * 64, 0);
+    f4gemm::npy_write(t / "b2.npy", f4gemm::NpyDtype::U8, {32, 64}, b2.data());
+    r = f4("--backend cpu --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") + " --b " + (t / "b2.npy") +
+           " --b-scale " + (t / "sb.npy") + " --out " + (t / "d.npy"));
+    expect_one_line_error(r, "b2.npy");
+    EXPECT_FALSE(fs::exists(t / "d.npy"));
+    // truncated content
+    {
+        std::ifstream in(t / "a.npy", std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::ofstream out(t / "at.npy", std::ios::binary);
+        out << bytes.substr(0, bytes.size() - 100);
+    }
+    r = f4("--backend cpu --a " + (t / "at.npy") + ops + " --out " + (t / "d.npy"));
+    expect_one_line_error(r, "at.npy");
+    EXPECT_FALSE(fs::exists(t / "d.npy"));
+    // not an npy at all
+    { std::ofstream(t / "junk.npy") << "hello"; }
+    expect_one_line_error(f4("--backend cpu --a " + (t / "junk.npy") + ops + " --out " + (t / "d.npy")), "junk.npy");
+    // missing --out with real data
+    expect_one_line_error(f4("--backend cpu --a " + (t / "a.npy") + ops), "--out");
+    // missing file
+    expect_one_line_error(f4("--backend cpu --a " + (t / "nope.npy") + ops + " --out " + (t / "d.npy")), "nope.npy");
+    EXPECT_FALSE(fs::exists(t / "d.npy"));
+    // pack/quantize errors
+    expect_one_line_error(f4("pack --layout aiter-b --in " + (t / "af.npy") + " --out " + (t / "o.npy")), "af.npy");
+    expect_one_line_error(f4("pack --layout zigzag --in " + (t / "a.npy") + " --out " + (t / "o.npy")), "zigzag");
+    expect_one_line_error(f4("quantize --in " + (t / "a.npy") + " --out " + (t / "q.npy") + " --scale-out " + (t / "s.npy")),
+                          "a.npy");
+    EXPECT_FALSE(fs::exists(t / "o.npy"));
+    EXPECT_FALSE(fs::exists(t / "q.npy"));
+}
