@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Regression sweep of our sm_90a kernels on an NVIDIA GPU: asm_f4gemm's run_tests.sh adapted.
+# The 8 heuristic shapes, every kernel of the manifest at M=300 N=2048 K=1024, split-K at
+# M=256 N=1024 K=4096 for every split-capable kernel and split, then M=1, N not a multiple of
+# the tile, K=256, and beta != 0 with C. Judged by exit status (the original grepped "PASSED").
+# Usage: scripts/sweep_sm90.sh [--co-dir DIR] [-- extra f4gemm flags]
+set -u
+cd "$(dirname "$0")/.."
+F4GEMM=${F4GEMM:-build/cli/f4gemm}
+CO=()
+if [ "${1:-}" = "--co-dir" ]; then CO=(--co-dir "$2"); shift 2; fi
+[ "${1:-}" = "--" ] && shift
+EXTRA=("$@")
+pass=0; fail=0
+check() {  # check "<description>" f4gemm-args...
+    local desc=$1; shift
+    local out
+    out=$("$F4GEMM" "${CO[@]}" --backend cuda --iters 0 "${EXTRA[@]}" "$@" 2>&1)
+    local rc=$?
+    if [ $rc -eq 0 ]; then
+        pass=$((pass + 1))
+        printf '  ok   %-58s %s\n' "$desc" "$(grep -o 'kernel [^ ]*' <<<"$out" | head -1) $(grep -o 'max_rel_err=[^ ]*' <<<"$out")"
+    else
+        fail=$((fail + 1))
+        printf '  FAIL %s (rc %d)\n' "$desc" $rc
+        sed 's/^/       /' <<<"$out"
+    fi
+}
+
+echo "== heuristic kernel selection over a shape sweep =="
+for s in "128 1024 1024" "256 2048 2048" "300 2048 1024" "1 4096 2048" "17 512 256" "512 1024 2048" \
+         "2048 8192 1024" "4096 4096 512"; do
+    set -- $s
+    check "M=$1 N=$2 K=$3" -m "$1" -n "$2" -k "$3"
+done
+
+echo "== every kernel in the manifest (M=300 N=2048 K=1024) =="
+mapfile -t KERNELS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
+mapfile -t SPLITS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}')
+for k in "${KERNELS[@]}"; do check "$k" --kernel "$k" -m 300 -n 2048 -k 1024; done
+
+echo "== split-K, fp32 reduction (M=256 N=1024 K=4096) =="
+for k in "${SPLITS[@]}"; do
+    for l in 1 2 3 4; do check "$k --splitk $l" --kernel "$k" --splitk "$l" -m 256 -n 1024 -k 4096; done
+done
+
+echo "== edges =="
+check "M=1 N=8192 K=8192" -m 1 -n 8192 -k 8192
+check "M=16 N=16384 K=2048" -m 16 -n 16384 -k 2048
+check "N=2064 (not a multiple of any tile)" -m 300 -n 2064 -k 1024
+check "N=16" -m 64 -n 16 -k 512
+check "K=256" -m 512 -n 1024 -k 256
+check "beta=0.5 alpha=2 with C" -m 300 -n 2048 -k 1024 --alpha 2 --beta 0.5
+check "NaN scales" -m 96 -n 256 -k 512 --data nan
+check "wide-scale data" -m 128 -n 512 -k 2048 --data wide
+check "--splitk -1 heuristic" -m 256 -n 1024 -k 8192 --splitk -1
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
