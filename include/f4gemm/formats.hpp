@@ -40,7 +40,8 @@ inline void pack_nibble(uint8_t* packed_row, size_t i, uint8_t nibble) {
 void quantize_mxfp4(const float* x, size_t rows, size_t k, uint8_t* packed, uint8_t* scales);
 
 // Dequantize one packed row of k elements with its k/32 scales into float32 (NaN where the
-// block scale is 0xFF). Products of seed-range values are exact in float32.
+// block scale is 0xFF). Every product is exact in float32 except |value| >= 2^128, which only
+// scales 2^126 and 2^127 reach and which becomes +-Inf (use e8m0_to_double for such data).
 void dequantize_mxfp4_row(const uint8_t* packed_row, const uint8_t* scale_row, size_t k, float* out);
 
 }  // namespace f4gemm
