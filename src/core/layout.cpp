@@ -1,0 +1,175 @@
+// Layout maps between plain OCP operands and the kernels' device images: aiter's B 16x16
+// preshuffle and scale pad+shuffle (ports of asm_f4gemm f4gemm_ref.hpp shuffle_weight_16x16 /
+// shuffle_scale, themselves ports of aiter.ops.shuffle), their inverses, the layout names of the
+// manifest, and the row over-allocation of A/B images. docs/LAYOUTS.md derives every formula.
+#include "f4gemm/layout.hpp"
+
+#include <cstring>
+
+#include "f4gemm/error.hpp"
+#include "f4gemm/formats.hpp"
+
+namespace f4gemm {
+
+namespace {
+
+std::string num(size_t v) { return std::to_string(v); }
+
+void check_scale_k(size_t k, const char* fn) {
+    if (k == 0 || k % kBlockK != 0)
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": K (got " + num(k) +
+                                               ") must be a positive multiple of 32 (one E8M0 scale "
+                                               "per 32 elements)");
+}
+
+void check_b_shape(size_t n, size_t k, const char* fn) {
+    if (n % 16 != 0)
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": N (got " + num(n) +
+                                               ") must be a multiple of 16 for aiter's 16x16 B "
+                                               "preshuffle; use the plain B layout or pad N");
+    if (k % 2 != 0 || (k / 2) % 32 != 0)
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": K (got " + num(k) +
+                                               ") must be a multiple of 64 (K/2 packed bytes a "
+                                               "multiple of 32) for aiter's 16x16 B preshuffle");
+}
+
+void check_scale_padded(size_t sm, size_t sn, const char* fn) {
+    if (sm % 32 != 0 || sn % 8 != 0)
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": padded scale shape (got " + num(sm) + "x" +
+                                               num(sn) +
+                                               ") must have rows % 32 == 0 and cols % 8 == 0; pad "
+                                               "with aiter_scale_shape first");
+}
+
+}  // namespace
+
+// --- aiter B preshuffle -------------------------------------------------------------------------
+
+size_t aiter_b_index(size_t n, size_t kbyte, size_t k) {
+    const size_t kp32 = k / 2 / 32;  // 32-byte groups per row
+    const size_t n0 = n / 16, n1 = n % 16;
+    const size_t k0 = kbyte / 32, k1 = (kbyte / 16) % 2, k2 = kbyte % 16;
+    return (((n0 * kp32 + k0) * 2 + k1) * 16 + n1) * 16 + k2;
+}
+
+// Both directions move whole 16-byte runs: k2 is innermost on both sides, so each (n, k0, k1)
+// is one memcpy of the 16 bytes src[n][k0*32 + k1*16 .. +16).
+void aiter_b_shuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
+    check_b_shape(n, k, "aiter_b_shuffle");
+    const size_t kp = k / 2;
+    for (size_t row = 0; row < n; ++row)
+        for (size_t kb = 0; kb < kp; kb += 16)
+            std::memcpy(dst + aiter_b_index(row, kb, k), src + row * kp + kb, 16);
+}
+
+void aiter_b_unshuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
+    check_b_shape(n, k, "aiter_b_unshuffle");
+    const size_t kp = k / 2;
+    for (size_t row = 0; row < n; ++row)
+        for (size_t kb = 0; kb < kp; kb += 16)
+            std::memcpy(dst + row * kp + kb, src + aiter_b_index(row, kb, k), 16);
+}
+
+// --- aiter scales -------------------------------------------------------------------------------
+
+ScaleShape aiter_scale_shape(size_t rows, size_t k) {
+    check_scale_k(k, "aiter_scale_shape");
+    return {round_up(rows, kOperandRowPad), round_up(k / kBlockK, 8)};
+}
+
+size_t aiter_scale_index(size_t r, size_t c, size_t sn) {
+    const size_t d0 = r / 32, d1 = (r / 16) % 2, d2 = r % 16;
+    const size_t d3 = c / 8, d4 = (c / 4) % 2, d5 = c % 4;
+    return ((((d0 * (sn / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1;
+}
+
+std::vector<uint8_t> aiter_scale_pack(const uint8_t* plain, size_t rows, size_t k, uint8_t pad_byte) {
+    const ScaleShape s = aiter_scale_shape(rows, k);
+    const size_t cols = k / kBlockK;
+    std::vector<uint8_t> padded(s.rows * s.cols, pad_byte);  // (sm, sn) e8m0, row-major
+    for (size_t r = 0; r < rows; ++r) std::memcpy(&padded[r * s.cols], plain + r * cols, cols);
+    std::vector<uint8_t> dst(s.rows * s.cols);  // (sm, sn) e8m0, aiter shuffled
+    aiter_scale_shuffle(padded.data(), dst.data(), s.rows, s.cols);
+    return dst;
+}
+
+void aiter_scale_shuffle(const uint8_t* padded, uint8_t* dst, size_t sm, size_t sn) {
+    check_scale_padded(sm, sn, "aiter_scale_shuffle");
+    for (size_t r = 0; r < sm; ++r)
+        for (size_t c = 0; c < sn; ++c) dst[aiter_scale_index(r, c, sn)] = padded[r * sn + c];
+}
+
+void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_t sn) {
+    check_scale_padded(sm, sn, "aiter_scale_unshuffle");
+    for (size_t r = 0; r < sm; ++r)
+        for (size_t c = 0; c < sn; ++c) padded[r * sn + c] = src[aiter_scale_index(r, c, sn)];
+}
+
+// --- layout names -------------------------------------------------------------------------------
+
+BLayout parse_b_layout(const std::string& s) {
+    if (s == "plain") return BLayout::Plain;
+    if (s == "aiter16x16") return BLayout::Aiter16x16;
+    throw Error(Errc::InvalidArgument, "unknown B layout (got '" + s + "'): use plain or aiter16x16");
+}
+
+ScaleLayout parse_scale_layout(const std::string& s) {
+    if (s == "plain") return ScaleLayout::Plain;
+    if (s == "aiter") return ScaleLayout::AiterShuffled;
+    throw Error(Errc::InvalidArgument, "unknown scale layout (got '" + s + "'): use plain or aiter");
+}
+
+const char* to_string(BLayout l) { return l == BLayout::Plain ? "plain" : "aiter16x16"; }
+const char* to_string(ScaleLayout l) { return l == ScaleLayout::Plain ? "plain" : "aiter"; }
+
+// --- device images ------------------------------------------------------------------------------
+
+namespace {
+
+// Packed rows copied into a zero-filled (round_up(rows, 256), k/2) buffer.
+std::vector<uint8_t> padded_rows(const uint8_t* packed, size_t rows, size_t k) {
+    std::vector<uint8_t> data(round_up(rows, kOperandRowPad) * (k / 2), 0);
+    if (rows) std::memcpy(data.data(), packed, rows * (k / 2));
+    return data;
+}
+
+void fill_scales(OperandImage& img, const uint8_t* scales, size_t rows, size_t k, ScaleLayout sl) {
+    if (sl == ScaleLayout::AiterShuffled) {
+        img.scales = aiter_scale_pack(scales, rows, k);
+        img.scale_stride = aiter_scale_shape(rows, k).cols;
+        return;
+    }
+    const size_t cols = k / kBlockK;
+    img.scales.assign(round_up(rows, kOperandRowPad) * cols, kScalePadByte);
+    if (rows) std::memcpy(img.scales.data(), scales, rows * cols);
+    img.scale_stride = cols;
+}
+
+}  // namespace
+
+OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k, ScaleLayout sl) {
+    check_scale_k(k, "make_a_image");
+    OperandImage img;
+    img.data = padded_rows(packed, m, k);  // (round_up(m,256), k/2) fp4x2, K-major, plain
+    fill_scales(img, scales, m, k, sl);
+    return img;
+}
+
+OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n, size_t k, BLayout bl,
+                          ScaleLayout sl) {
+    check_scale_k(k, "make_b_image");
+    OperandImage img;
+    if (bl == BLayout::Aiter16x16) {
+        check_b_shape(n, k, "make_b_image");
+        // n0 is the outermost index of the shuffle, so the n real rows land in the first
+        // n*k/2 bytes and the zero rows past n are the same in either layout.
+        img.data.assign(round_up(n, kOperandRowPad) * (k / 2), 0);
+        aiter_b_shuffle(packed, img.data.data(), n, k);  // (round_up(n,256), k/2), 16x16 preshuffle
+    } else {
+        img.data = padded_rows(packed, n, k);  // (round_up(n,256), k/2) fp4x2, K-major, plain
+    }
+    fill_scales(img, scales, n, k, sl);
+    return img;
+}
+
+}  // namespace f4gemm

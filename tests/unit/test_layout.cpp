@@ -1,0 +1,293 @@
+// Tests of layout.hpp: each aiter map against a generic view/permute (torch's
+// x.view(dims).permute(perm).contiguous(), written independently here), bijection and inverse,
+// index cases computed by hand from the formulas, scale padding content, and device images.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "f4gemm/error.hpp"
+#include "f4gemm/layout.hpp"
+
+using namespace f4gemm;
+
+namespace {
+
+// x.view(dims).permute(perm).contiguous() on a row-major byte array.
+std::vector<uint8_t> view_permute(const std::vector<uint8_t>& x, const std::vector<size_t>& dims,
+                                  const std::vector<size_t>& perm) {
+    const size_t rank = dims.size();
+    std::vector<size_t> stride(rank, 1);
+    for (size_t i = rank - 1; i > 0; --i) stride[i - 1] = stride[i] * dims[i];
+    std::vector<size_t> idx(rank, 0);  // multi-index in the permuted (destination) order
+    std::vector<uint8_t> out(x.size());
+    for (size_t o = 0; o < out.size(); ++o) {
+        size_t s = 0;
+        for (size_t i = 0; i < rank; ++i) s += idx[i] * stride[perm[i]];
+        out[o] = x[s];
+        for (size_t i = rank; i-- > 0;) {
+            if (++idx[i] < dims[perm[i]]) break;
+            idx[i] = 0;
+        }
+    }
+    return out;
+}
+
+std::vector<uint8_t> pattern(size_t n, uint32_t salt) {
+    std::vector<uint8_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = uint8_t((i * 2654435761u + salt) >> 13);
+    return v;
+}
+
+template <class F>
+void expect_error(F&& f, Errc code, const std::string& needle) {
+    try {
+        f();
+        ADD_FAILURE() << "no throw, expected one naming '" << needle << "'";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+}
+
+struct NK {
+    size_t n, k;
+};
+const NK kShapes[] = {{16, 64}, {32, 256}, {48, 512}, {256, 1024}, {272, 192}, {512, 2048}};
+
+}  // namespace
+
+// ---- aiter B preshuffle -------------------------------------------------------------------------
+
+TEST(AiterB, MatchesViewPermute) {
+    for (const NK& s : kShapes) {
+        const size_t kp = s.k / 2;
+        const auto src = pattern(s.n * kp, uint32_t(s.n));
+        std::vector<uint8_t> dst(src.size());
+        aiter_b_shuffle(src.data(), dst.data(), s.n, s.k);
+        EXPECT_EQ(dst, view_permute(src, {s.n / 16, 16, kp / 32, 2, 16}, {0, 2, 3, 1, 4}))
+            << "n=" << s.n << " k=" << s.k;
+    }
+}
+
+TEST(AiterB, IndexIsABijectionAndUnshuffleInverts) {
+    for (const NK& s : kShapes) {
+        const size_t kp = s.k / 2;
+        std::vector<int> hits(s.n * kp, 0);
+        for (size_t n = 0; n < s.n; ++n)
+            for (size_t kb = 0; kb < kp; ++kb) {
+                const size_t d = aiter_b_index(n, kb, s.k);
+                ASSERT_LT(d, hits.size());
+                ++hits[d];
+            }
+        for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << "dst " << i;
+
+        const auto src = pattern(s.n * kp, 3);
+        std::vector<uint8_t> shuffled(src.size()), back(src.size());
+        aiter_b_shuffle(src.data(), shuffled.data(), s.n, s.k);
+        aiter_b_unshuffle(shuffled.data(), back.data(), s.n, s.k);
+        EXPECT_EQ(back, src);
+        for (size_t n = 0; n < s.n; n += 7)
+            for (size_t kb = 0; kb < kp; kb += 5)
+                ASSERT_EQ(shuffled[aiter_b_index(n, kb, s.k)], src[n * kp + kb]);
+    }
+}
+
+TEST(AiterB, HandComputedIndices) {
+    // dst = (((n0*Kp/32 + k0)*2 + k1)*16 + n1)*16 + k2 with n = n0*16 + n1, kbyte = k0*32 + k1*16 + k2.
+    // (n=17, kbyte=33, k=256): Kp/32 = 4; n0=1 n1=1; k0=1 k1=0 k2=1
+    //   -> (((1*4 + 1)*2 + 0)*16 + 1)*16 + 1 = (10*16 + 1)*16 + 1 = 2577
+    EXPECT_EQ(aiter_b_index(17, 33, 256), 2577u);
+    // (n=0, kbyte=16, k=64): Kp/32 = 1; k0=0 k1=1 k2=0 -> ((0*2 + 1)*16 + 0)*16 + 0 = 256
+    EXPECT_EQ(aiter_b_index(0, 16, 64), 256u);
+    // (n=15, kbyte=47, k=128): Kp/32 = 2; n0=0 n1=15; k0=1 k1=0 k2=15
+    //   -> (((0 + 1)*2 + 0)*16 + 15)*16 + 15 = 47*16 + 15 = 767
+    EXPECT_EQ(aiter_b_index(15, 47, 128), 767u);
+    // (n=31, kbyte=63, k=128): the last byte of a 32x64 array; n0=1 n1=15 k0=1 k1=1 k2=15
+    //   -> (((1*2 + 1)*2 + 1)*16 + 15)*16 + 15 = 127*16 + 15 = 2047 = 32*64 - 1
+    EXPECT_EQ(aiter_b_index(31, 63, 128), 2047u);
+    // (n=1, kbyte=0, k=256): n1 steps by 16 bytes inside a 16x16 tile -> 16
+    EXPECT_EQ(aiter_b_index(1, 0, 256), 16u);
+    // (n=16, kbyte=0, k=256): the next 16-row group starts after 16 rows * 128 bytes -> 2048
+    EXPECT_EQ(aiter_b_index(16, 0, 256), 2048u);
+}
+
+TEST(AiterB, RejectsBadShapes) {
+    std::vector<uint8_t> buf(64 * 128);
+    expect_error([&] { aiter_b_shuffle(buf.data(), buf.data(), 17, 256); }, Errc::InvalidArgument, "got 17");
+    expect_error([&] { aiter_b_unshuffle(buf.data(), buf.data(), 8, 256); }, Errc::InvalidArgument, "got 8");
+    expect_error([&] { aiter_b_shuffle(buf.data(), buf.data(), 16, 32); }, Errc::InvalidArgument, "got 32");
+    expect_error([&] { aiter_b_shuffle(buf.data(), buf.data(), 16, 96); }, Errc::InvalidArgument, "got 96");
+}
+
+// ---- aiter scales -------------------------------------------------------------------------------
+
+TEST(AiterScale, Shape) {
+    EXPECT_EQ(aiter_scale_shape(1, 256).rows, 256u);
+    EXPECT_EQ(aiter_scale_shape(1, 256).cols, 8u);
+    EXPECT_EQ(aiter_scale_shape(300, 8192).rows, 512u);
+    EXPECT_EQ(aiter_scale_shape(300, 8192).cols, 256u);
+    EXPECT_EQ(aiter_scale_shape(256, 2048).rows, 256u);
+    EXPECT_EQ(aiter_scale_shape(17, 320).cols, 16u);  // 10 scale columns pad to 16
+    expect_error([] { aiter_scale_shape(16, 48); }, Errc::InvalidArgument, "48");
+}
+
+TEST(AiterScale, MatchesViewPermuteAndAiterQuantOffset) {
+    for (size_t sm : {32u, 256u, 512u})
+        for (size_t sn : {8u, 16u, 64u}) {
+            const auto padded = pattern(sm * sn, uint32_t(sm + sn));
+            std::vector<uint8_t> dst(padded.size());
+            aiter_scale_shuffle(padded.data(), dst.data(), sm, sn);
+            EXPECT_EQ(dst, view_permute(padded, {sm / 32, 2, 16, sn / 8, 2, 4}, {0, 3, 5, 2, 4, 1}))
+                << sm << "x" << sn;
+            // aiter fp4_utils' SHUFFLE branch writes the same cell at
+            // d1 + 2*d4 + 4*d2 + 64*d5 + 256*d3 + 32*sn*d0.
+            for (size_t r = 0; r < sm; ++r)
+                for (size_t c = 0; c < sn; ++c) {
+                    const size_t d0 = r / 32, d1 = (r / 16) % 2, d2 = r % 16;
+                    const size_t d3 = c / 8, d4 = (c / 4) % 2, d5 = c % 4;
+                    ASSERT_EQ(aiter_scale_index(r, c, sn),
+                              d1 + 2 * d4 + 4 * d2 + 64 * d5 + 256 * d3 + 32 * sn * d0);
+                }
+        }
+}
+
+TEST(AiterScale, BijectionAndInverse) {
+    for (size_t sm : {32u, 256u, 768u})
+        for (size_t sn : {8u, 24u, 256u}) {
+            std::vector<int> hits(sm * sn, 0);
+            for (size_t r = 0; r < sm; ++r)
+                for (size_t c = 0; c < sn; ++c) ++hits[aiter_scale_index(r, c, sn)];
+            for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << "dst " << i;
+            const auto padded = pattern(sm * sn, 11);
+            std::vector<uint8_t> dst(padded.size()), back(padded.size());
+            aiter_scale_shuffle(padded.data(), dst.data(), sm, sn);
+            aiter_scale_unshuffle(dst.data(), back.data(), sm, sn);
+            EXPECT_EQ(back, padded);
+        }
+}
+
+TEST(AiterScale, HandComputedIndices) {
+    // dst = ((((d0*sn/8 + d3)*4 + d5)*16 + d2)*2 + d4)*2 + d1,
+    // r = d0*32 + d1*16 + d2, c = d3*8 + d4*4 + d5.
+    // (r=17, c=5, sn=8): d0=0 d1=1 d2=1; d3=0 d4=1 d5=1 -> (((1*16 + 1)*2 + 1)*2 + 1 = 71
+    EXPECT_EQ(aiter_scale_index(17, 5, 8), 71u);
+    // (r=33, c=9, sn=16): d0=1 d1=0 d2=1; d3=1 d4=0 d5=1; sn/8 = 2
+    //   -> ((((1*2 + 1)*4 + 1)*16 + 1)*2 + 0)*2 + 0 = (13*16 + 1)*4 = 836
+    EXPECT_EQ(aiter_scale_index(33, 9, 16), 836u);
+    // (r=255, c=7, sn=8): d0=7 d1=1 d2=15; d3=0 d4=1 d5=3
+    //   -> ((((7*1 + 0)*4 + 3)*16 + 15)*2 + 1)*2 + 1 = ((31*16 + 15)*2 + 1)*2 + 1 = 2047, the last cell
+    EXPECT_EQ(aiter_scale_index(255, 7, 8), 2047u);
+    // (r=16, c=0): d1=1 only -> 1: rows 16 apart interleave in adjacent bytes
+    EXPECT_EQ(aiter_scale_index(16, 0, 8), 1u);
+    // (r=0, c=4): d4=1 only -> 2; (r=0, c=1): d5=1 -> 64; (r=1, c=0): d2=1 -> 4
+    EXPECT_EQ(aiter_scale_index(0, 4, 8), 2u);
+    EXPECT_EQ(aiter_scale_index(0, 1, 8), 64u);
+    EXPECT_EQ(aiter_scale_index(1, 0, 8), 4u);
+}
+
+TEST(AiterScale, PackPadsWith7FAndUnpacks) {
+    const size_t rows = 3, k = 64;  // 2 scale columns -> padded (256, 8)
+    const std::vector<uint8_t> plain = {120, 121, 122, 123, 124, 125};
+    const auto packed = aiter_scale_pack(plain.data(), rows, k);
+    ASSERT_EQ(packed.size(), 256u * 8u);
+    std::vector<uint8_t> padded(packed.size());
+    aiter_scale_unshuffle(packed.data(), padded.data(), 256, 8);
+    for (size_t r = 0; r < 256; ++r)
+        for (size_t c = 0; c < 8; ++c) {
+            const uint8_t want = (r < rows && c < 2) ? plain[r * 2 + c] : kScalePadByte;
+            ASSERT_EQ(padded[r * 8 + c], want) << r << "," << c;
+        }
+    // The first 4 destination bytes: (r0,c0), (r16,c0), (r0,c4), (r16,c4) -> only r0,c0 is real.
+    EXPECT_EQ(packed[0], 120);
+    EXPECT_EQ(packed[1], 0x7F);
+    EXPECT_EQ(packed[64], 121);  // (r0, c1)
+    EXPECT_EQ(packed[4], 122);   // (r1, c0)
+
+    const auto zero_pad = aiter_scale_pack(plain.data(), rows, k, 0x00);
+    EXPECT_EQ(std::count(zero_pad.begin(), zero_pad.end(), 0), long(256 * 8 - 6));
+}
+
+TEST(AiterScale, RejectsUnpaddedShapes) {
+    std::vector<uint8_t> buf(64 * 16);
+    expect_error([&] { aiter_scale_shuffle(buf.data(), buf.data(), 16, 8); }, Errc::InvalidArgument, "16x8");
+    expect_error([&] { aiter_scale_unshuffle(buf.data(), buf.data(), 32, 12); }, Errc::InvalidArgument,
+                 "32x12");
+    std::vector<uint8_t> plain(10);
+    expect_error([&] { aiter_scale_pack(plain.data(), 1, 40); }, Errc::InvalidArgument, "40");
+}
+
+// ---- names --------------------------------------------------------------------------------------
+
+TEST(LayoutNames, ParseAndPrint) {
+    for (BLayout l : {BLayout::Plain, BLayout::Aiter16x16}) EXPECT_EQ(parse_b_layout(to_string(l)), l);
+    for (ScaleLayout l : {ScaleLayout::Plain, ScaleLayout::AiterShuffled})
+        EXPECT_EQ(parse_scale_layout(to_string(l)), l);
+    EXPECT_STREQ(to_string(BLayout::Aiter16x16), "aiter16x16");
+    EXPECT_STREQ(to_string(ScaleLayout::AiterShuffled), "aiter");
+    expect_error([] { parse_b_layout("aiter"); }, Errc::InvalidArgument, "'aiter'");
+    expect_error([] { parse_scale_layout("Plain"); }, Errc::InvalidArgument, "'Plain'");
+}
+
+// ---- device images ------------------------------------------------------------------------------
+
+TEST(Images, APlainPadsRowsAndScales) {
+    const size_t m = 17, k = 320;  // 160 bytes and 10 scales per row
+    const auto packed = pattern(m * k / 2, 1), scales = pattern(m * k / 32, 2);
+    const OperandImage img = make_a_image(packed.data(), scales.data(), m, k, ScaleLayout::Plain);
+    ASSERT_EQ(img.data.size(), 256u * 160u);
+    EXPECT_TRUE(std::equal(packed.begin(), packed.end(), img.data.begin()));
+    EXPECT_TRUE(std::all_of(img.data.begin() + long(packed.size()), img.data.end(),
+                            [](uint8_t b) { return b == 0; }));
+    EXPECT_EQ(img.scale_stride, 10u);
+    ASSERT_EQ(img.scales.size(), 256u * 10u);
+    EXPECT_TRUE(std::equal(scales.begin(), scales.end(), img.scales.begin()));
+    EXPECT_TRUE(std::all_of(img.scales.begin() + long(scales.size()), img.scales.end(),
+                            [](uint8_t b) { return b == kScalePadByte; }));
+}
+
+TEST(Images, AAiterScalesArePacked) {
+    const size_t m = 300, k = 320;  // 512 rows, 10 -> 16 scale columns
+    const auto packed = pattern(m * k / 2, 4), scales = pattern(m * k / 32, 5);
+    const OperandImage img = make_a_image(packed.data(), scales.data(), m, k, ScaleLayout::AiterShuffled);
+    EXPECT_EQ(img.data.size(), 512u * 160u);
+    EXPECT_EQ(img.scale_stride, 16u);
+    EXPECT_EQ(img.scales, aiter_scale_pack(scales.data(), m, k));
+    EXPECT_EQ(img.scales.size(), 512u * 16u);
+}
+
+TEST(Images, BAiterShufflesRealRowsAndZeroPads) {
+    const size_t n = 48, k = 256;
+    const auto packed = pattern(n * k / 2, 6), scales = pattern(n * k / 32, 7);
+    const OperandImage img =
+        make_b_image(packed.data(), scales.data(), n, k, BLayout::Aiter16x16, ScaleLayout::AiterShuffled);
+    ASSERT_EQ(img.data.size(), 256u * 128u);
+    std::vector<uint8_t> want(n * k / 2);
+    aiter_b_shuffle(packed.data(), want.data(), n, k);
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), img.data.begin()));
+    EXPECT_TRUE(
+        std::all_of(img.data.begin() + long(want.size()), img.data.end(), [](uint8_t b) { return b == 0; }));
+    // Shuffling all 256 rows (the zero rows included) gives the same image.
+    std::vector<uint8_t> full(256 * 128, 0), full_dst(256 * 128);
+    std::copy(packed.begin(), packed.end(), full.begin());
+    aiter_b_shuffle(full.data(), full_dst.data(), 256, k);
+    EXPECT_EQ(img.data, full_dst);
+    EXPECT_EQ(img.scale_stride, 8u);
+    EXPECT_EQ(img.scales.size(), 256u * 8u);
+}
+
+TEST(Images, BPlainAcceptsAnyNButAiterNeedsMultipleOf16) {
+    const size_t n = 17, k = 256;
+    const auto packed = pattern(n * k / 2, 8), scales = pattern(n * k / 32, 9);
+    const OperandImage img =
+        make_b_image(packed.data(), scales.data(), n, k, BLayout::Plain, ScaleLayout::Plain);
+    EXPECT_EQ(img.data.size(), 256u * 128u);
+    EXPECT_TRUE(std::equal(packed.begin(), packed.end(), img.data.begin()));
+    EXPECT_EQ(img.scale_stride, 8u);
+    expect_error(
+        [&] { make_b_image(packed.data(), scales.data(), n, k, BLayout::Aiter16x16, ScaleLayout::Plain); },
+        Errc::InvalidArgument, "17");
+    expect_error([&] { make_a_image(packed.data(), scales.data(), 1, 100, ScaleLayout::Plain); },
+                 Errc::InvalidArgument, "100");
+}
