@@ -20,10 +20,13 @@ struct MxOperand {
 
 enum class DataKind {
     Seed,        // the seed's: nibbles uniform, exponents 124..130 (2^-3..2^3)
-    WideScale,   // nibbles uniform, exponents uniform over 1..254 (rows span > 30 binades)
-    Gaussian,    // N(0,1) float32 quantized with OCP MX rules
-    ZeroBlocks,  // seed data with ~1/4 of the 32-blocks all zero nibbles
-    NanScale,    // seed data with a few scales set to 0xFF
+    WideScale,   // nibbles uniform, exponents uniform over 1..254, except that a row's blocks 0
+                 // and 1 draw from 1..64 and 191..254, so every row of k >= 64 spans > 126 binades
+    Gaussian,    // N(0,1) float32 (mt19937(seed) + std::normal_distribution<float>, row-major)
+                 // quantized with quantize_mxfp4
+    ZeroBlocks,  // seed data with ~1/4 of the 32-blocks all zero nibbles (scales kept)
+    NanScale,    // seed data with scales 0xFF at flat scale index j (row-major [rows, k/32])
+                 // where j % 61 == 17 % min(rows*k/32, 61): about 1 in 61, at least one
 };
 DataKind parse_data_kind(const std::string& s);  // seed|wide|gaussian|zero|nan; throws
 const char* to_string(DataKind d);
