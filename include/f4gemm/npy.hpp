@@ -21,8 +21,8 @@ struct NpyArray {
 };
 
 NpyArray npy_read(const std::string& path);
-// Reads and checks dtype and rank (2 unless expected_rank says otherwise); throws BadInput
-// naming the file, the dtype/shape found and what was expected.
+// Reads and checks dtype and rank 2; throws BadInput naming `what` (e.g. "--a"), the file, the
+// dtype/shape found and what was expected.
 NpyArray npy_read_2d(const std::string& path, NpyDtype want, const char* what);
 // Writes atomically (temp file + rename): no half-written file is ever left behind.
 void npy_write(const std::string& path, NpyDtype dtype, const std::vector<size_t>& shape,
