@@ -4,10 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
 #include "f4gemm/driver.hpp"
@@ -15,6 +18,7 @@
 #include "f4gemm/formats.hpp"
 #include "f4gemm/layout.hpp"
 #include "f4gemm/npy.hpp"
+#include "f4gemm/tuned.hpp"
 
 namespace f4gemm::cli {
 
@@ -163,7 +167,9 @@ int run(const RunOptions& o) try {
         q.num_cu = o.num_cu > 0 ? o.num_cu : dev ? dev->props().num_cu : default_num_cu(manifest);
         q.log2_k_split = o.splitk;
         q.bpreshuffle = o.bpreshuffle >= 0 ? o.bpreshuffle : default_bpreshuffle(manifest);
-        const Selection s = select(manifest, o.kernel, q, o.explain);
+        const TunedTable tuned = load_tuned_for(manifest.dir, o.tuned);
+        const Selection s = select(manifest, o.kernel, q, o.explain, &tuned);
+        if (s.tuned) say("tuned: {} lists this shape on {} CUs", tuned.path, q.num_cu);
         if (o.explain) {
             say("heuristic on {} CUs, splitk {}, bpreshuffle {}:", q.num_cu, q.log2_k_split, q.bpreshuffle);
             for (const HeuristicStep& st : s.heuristic.steps)
@@ -306,6 +312,87 @@ int quantize(const QuantizeOptions& o) try {
         std::remove(o.out.c_str());  // no half-finished output pair
         throw;
     }
+    return 0;
+} catch (const Error& e) {
+    return fail(e.what());
+}
+
+}  // namespace f4gemm::cli
+
+namespace f4gemm::cli {
+
+int tune(const TuneOptions& o) try {
+    std::vector<std::array<int, 3>> shapes;
+    static const std::regex shape_re(R"(^(\d+)x(\d+)x(\d+)$)");
+    for (const std::string& s : o.shapes) {
+        std::smatch mm;
+        if (!std::regex_match(s, mm, shape_re))
+            throw Error(Errc::InvalidArgument, "--shape '" + s + "' is not MxNxK: write e.g. 4096x4096x4096");
+        const std::array<int, 3> sh{std::stoi(mm[1]), std::stoi(mm[2]), std::stoi(mm[3])};
+        check_shape(sh[0], sh[1], sh[2]);
+        shapes.push_back(sh);
+    }
+    if (o.iters <= 0 || o.reps <= 0) throw Error(Errc::InvalidArgument, "--iters and --reps must be positive");
+    if (cuda_device_count() == 0)
+        throw Error(Errc::Device, "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
+    std::unique_ptr<Device> dev = make_cuda_device(o.device);
+    const CoDirChoice co = resolve_co_dir(o.co_dir, true);
+    if (co.dir.empty()) throw Error(Errc::Manifest, "no code-object directory: pass --co-dir");
+    Launcher launcher(*dev, filter_for_device(load_manifest(co.dir), BackendKind::Cuda, dev->props().arch));
+    const Manifest& man = launcher.manifest();
+    const int sms = dev->props().num_cu;
+    say("tuning {} shapes over {} kernels on {} ({} SMs)", shapes.size(), man.kernels.size(), dev->props().name, sms);
+    TunedTable table;
+    for (const auto& sh : shapes) {
+        const int m = sh[0], n = sh[1], k = sh[2];
+        const Problem p = make_problem(m, n, k, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
+        const std::vector<float> ref = o.verify ? reference_for(p) : std::vector<float>{};
+        // Rotate operand sets past 2x the 60 MB L2 so small shapes are not timed out of the cache.
+        const double set_bytes = double(m) * k / 2 + double(n) * k / 2 + double(m + n) * k / 32 + 2.0 * m * n;
+        const int sets = int(std::clamp(std::ceil(120e6 / set_bytes), 1.0, 8.0));
+        TunedEntry best;
+        best.us = 1e30;
+        for (size_t i = 0; i < man.kernels.size(); ++i) {
+            const KernelConfig& kc = man.kernels[i];
+            for (int l = 0; l <= (kc.split_k ? 4 : 0); ++l) {
+                GpuGemm g(launcher, int(i), l, p);
+                if (l > 0 && g.plan().gdz == 1) continue;  // the same launch as split 0
+                if (o.verify) {
+                    const std::vector<uint16_t> d = g.run_and_fetch();
+                    const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n),
+                                                       default_tolerance(false));
+                    if (!v.passed()) {
+                        say("  {:<40} split {}: FAILED verification, skipped", kc.co_name, l);
+                        continue;
+                    }
+                }
+                g.add_rotation_sets(sets, DataKind::Seed);
+                std::vector<double> t;
+                for (int r = 0; r < o.reps; ++r) t.push_back(g.time_us(o.iters, r == 0 ? o.warmup : 1));
+                std::sort(t.begin(), t.end());
+                const double us = t[t.size() / 2];
+                const double tf = 2.0 * m * n * double(k) / us / 1e6;
+                say("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%)", m, n, k, kc.co_name, l, us,
+                    tf, 100.0 * (t.back() - t.front()) / us);
+                if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, l, us, tf};
+            }
+        }
+        if (best.kernel.empty()) throw Error(Errc::NotFound, fmt::format("no kernel passed for {}x{}x{}", m, n, k));
+        say("best {}x{}x{}: {} split {} ({:.2f} us)", m, n, k, best.kernel, best.log2_k_split, best.us);
+        table.entries.push_back(best);
+    }
+    const std::string tmp = o.out + ".tmp";
+    {
+        std::ofstream f(tmp);
+        f << format_tuned(table);
+        if (!f) throw Error(Errc::Io, "cannot write " + o.out + ": check the folder is writable");
+    }
+    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw Error(Errc::Io, "cannot write " + o.out + ": check the folder is writable");
+    }
+    say("wrote {} ({} shapes); pass it with --tuned or put it beside the manifest as {}", o.out, table.entries.size(),
+        kTunedFile);
     return 0;
 } catch (const Error& e) {
     return fail(e.what());

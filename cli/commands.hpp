@@ -27,6 +27,7 @@ struct RunOptions {
     float alpha = 1.f, beta = 0.f;
     std::string json;
     std::string a, a_scale, b, b_scale, c, out;  // real data
+    std::string tuned;                            // tuned table (--tuned)
 };
 int run(const RunOptions& o);
 
@@ -40,5 +41,14 @@ struct QuantizeOptions {
     std::string in, out, scale_out;
 };
 int quantize(const QuantizeOptions& o);
+
+struct TuneOptions {
+    std::vector<std::string> shapes;  // "MxNxK"
+    std::string co_dir, out;
+    int device = 0;
+    int iters = 20, warmup = 5, reps = 3;
+    bool verify = true;
+};
+int tune(const TuneOptions& o);
 
 }  // namespace f4gemm::cli

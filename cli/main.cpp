@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
     using namespace f4gemm::cli;
     CLI::App app{"f4gemm: MXFP4 GEMM D = alpha * A * B^T + beta * C, verified against a float64 CPU reference"};
     app.set_help_flag("-h,--help", "print this help and exit");
+    // The original reads options in order, so a repeated flag's last value wins.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.footer("Environment: AITER_F4GEMM_DIR (the f4gemm code-object folder), AITER_ASM_DIR (aiter's hsa/ "
                "root; gfx950/f4gemm is appended), F4GEMM_CO_DIR (our kernels' folder).");
     RunOptions ro;
@@ -78,6 +80,8 @@ int main(int argc, char** argv) {
     app.add_option("--b-scale", ro.b_scale, "SB.npy: uint8 [N, K/32] E8M0");
     app.add_option("--c", ro.c, "C.npy: float32 [M, N] (rounded to bf16)");
     app.add_option("--out", ro.out, "D.npy: float32 [M, N], the bf16 results widened exactly");
+    app.add_option("--tuned", ro.tuned, "tuned table CSV (f4gemm tune); default $F4GEMM_TUNED, else "
+                                       "f4gemm_bf16_per1x32Fp4_tuned.csv in the code-object folder");
     app.add_flag("--version", version, "print the version and the backends compiled in");
 
     PackOptions po;
@@ -93,6 +97,18 @@ int main(int argc, char** argv) {
     quant_cmd->add_option("--out", qo.out, "uint8 [rows, K/2] packed e2m1 .npy")->required();
     quant_cmd->add_option("--scale-out", qo.scale_out, "uint8 [rows, K/32] E8M0 .npy")->required();
 
+    TuneOptions to;
+    CLI::App* tune_cmd = app.add_subcommand("tune", "measure every kernel and split for given shapes on the GPU "
+                                                    "and write a tuned table the driver then prefers");
+    tune_cmd->add_option("--shape", to.shapes, "MxNxK (repeatable)")->required();
+    tune_cmd->add_option("--out", to.out, "tuned CSV to write")->required();
+    tune_cmd->add_option("--co-dir", to.co_dir, "code-object folder (default: as for a run)");
+    tune_cmd->add_option("--device", to.device, "GPU ordinal");
+    tune_cmd->add_option("--iters", to.iters, "timed iterations per repetition; default 20");
+    tune_cmd->add_option("--warmup", to.warmup, "warm-up runs; default 5");
+    tune_cmd->add_option("--reps", to.reps, "repetitions (median taken); default 3");
+    tune_cmd->add_flag_callback("--no-verify", [&] { to.verify = false; }, "skip the CPU check of each candidate");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -106,5 +122,6 @@ int main(int argc, char** argv) {
     }
     if (*pack_cmd) return pack(po);
     if (*quant_cmd) return quantize(qo);
+    if (*tune_cmd) return tune(to);
     return run(ro);
 }

@@ -13,6 +13,7 @@
 #include "f4gemm/manifest.hpp"
 #include "f4gemm/operands.hpp"
 #include "f4gemm/runtime.hpp"
+#include "f4gemm/tuned.hpp"
 #include "f4gemm/verify.hpp"
 
 namespace f4gemm {
@@ -48,10 +49,13 @@ int default_num_cu(const Manifest& m);
 struct Selection {
     int index = -1;          // into the manifest
     int log2_k_split = 0;
+    bool tuned = false;      // taken from the tuned table
     HeuristicResult heuristic;  // steps filled when explain was asked for
 };
-// --kernel NAME (knl_name or co_name; forced split = max(L, 0)) or the heuristic.
-Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain);
+// --kernel NAME (knl_name or co_name; forced split = max(L, 0)), else the tuned table's entry
+// for (q.num_cu, M, N, K) when it names a kernel of the manifest, else the heuristic.
+Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
+                 const TunedTable* tuned = nullptr);
 
 // Host-side operands of one problem, plain layouts.
 struct Problem {
@@ -69,31 +73,66 @@ Problem make_problem(int m, int n, int k, float alpha, float beta, DataKind kind
 // The float64 reference for a problem (C taken as its bf16 values).
 std::vector<float> reference_for(const Problem& p);
 
-// A GEMM on a GPU device, kernel from a manifest: owns device buffers for one problem.
+// Launches manifest kernels on device pointers the caller owns (plain layouts or the kernel's,
+// as its manifest row says): loads each code object once, keeps the split-K workspace, fills the
+// argument blob. Used by GpuGemm, `f4gemm tune` and the C API that bench/ calls.
+class Launcher {
+public:
+    Launcher(Device& dev, Manifest manifest);
+    ~Launcher();
+    Launcher(const Launcher&) = delete;
+    Launcher& operator=(const Launcher&) = delete;
+
+    const Manifest& manifest() const { return manifest_; }
+    Device& device() { return dev_; }
+    // Loads the code object of kernel `index` (a missing file is named, as asm_f4gemm does).
+    void prepare(int index);
+    // The memsets the kernel needs (aiter split: D; sm90v1 split: workspace), then the launch.
+    // `ptr.workspace` is ignored: the launcher owns it. Asynchronous on the device's stream.
+    void launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
+                float beta);
+
+private:
+    Device& dev_;
+    Manifest manifest_;
+    std::vector<void*> functions_;  // per manifest index, nullptr until prepared
+    DevPtr workspace_ = 0;
+    size_t workspace_bytes_ = 0;
+};
+
+// A GEMM on a GPU device, kernel from a manifest: owns device buffers for one problem (and
+// `sets` copies of the operands with other seeds, rotated by time_us so that timing at shapes
+// that fit in L2 does not measure the cache).
 class GpuGemm {
 public:
     GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p);
+    GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const Problem& p);
     ~GpuGemm();
     GpuGemm(const GpuGemm&) = delete;
     GpuGemm& operator=(const GpuGemm&) = delete;
 
     const LaunchPlan& plan() const { return plan_; }
     const KernelConfig& kernel() const { return kc_; }
-    // One launch (with the memsets the kernel needs), asynchronous.
-    void run_once();
+    // Adds rotation sets (operands regenerated with other seeds) until `sets` exist.
+    void add_rotation_sets(int sets, DataKind kind);
+    // One launch on operand set `set` (with the memsets the kernel needs), asynchronous.
+    void run_once(int set = 0);
     // Poisons D (NaN bf16) unless the kernel accumulates into D, runs once, returns bf16 [m, n].
     std::vector<uint16_t> run_and_fetch();
-    // Mean microseconds per run over `iters` runs after `warmup` runs, with device events.
+    // Mean microseconds per run over `iters` runs after `warmup` runs, with device events,
+    // rotating over the operand sets.
     double time_us(int iters, int warmup);
 
 private:
-    Device& dev_;
+    void upload(const Problem& p);
+    std::unique_ptr<Launcher> own_;
+    Launcher& launcher_;
+    int index_;
     KernelConfig kc_;
     LaunchPlan plan_;
     int m_, n_, k_;
-    void* fn_ = nullptr;
-    DevicePointers ptr_;
-    std::vector<uint8_t> args_;
+    float alpha_, beta_;
+    std::vector<DevicePointers> sets_;
 };
 
 // The CPU backend as the same kind of object, so the command treats both alike.

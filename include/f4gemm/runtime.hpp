@@ -43,6 +43,9 @@ public:
     virtual void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
                         size_t args_bytes) = 0;  // async on the stream
     virtual void synchronize() = 0;
+    // Use another stream (a CUstream/hipStream_t as an integer, e.g. PyTorch's current stream)
+    // for memsets, launches and events; 0 returns to the device's own stream.
+    virtual void set_stream(uint64_t stream);
 
     // Events on the device's stream, for timing.
     virtual void* event_create() = 0;

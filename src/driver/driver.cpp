@@ -141,7 +141,8 @@ int default_num_cu(const Manifest& m) {
                                        "architecture: pass --num-cu N");
 }
 
-Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain) {
+Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
+                 const TunedTable* tuned) {
     Selection s;
     if (!kernel.empty()) {
         s.index = find_kernel(m, kernel);
@@ -149,6 +150,17 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
             throw Error(Errc::NotFound, "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
         s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
         return s;
+    }
+    if (tuned && q.log2_k_split == 0) {
+        if (const TunedEntry* e = tuned->find(q.num_cu, q.m, q.n, q.k)) {
+            const int idx = find_kernel(m, e->kernel);
+            if (idx >= 0) {
+                s.index = idx;
+                s.log2_k_split = m.kernels[size_t(idx)].split_k ? e->log2_k_split : 0;
+                s.tuned = true;
+                return s;
+            }
+        }
     }
     s.heuristic = select_kernel(m, q, explain);
     s.index = s.heuristic.index;
@@ -192,89 +204,137 @@ Problem make_problem(int m, int n, int k, float alpha, float beta, DataKind kind
 }
 
 std::vector<float> reference_for(const Problem& p) {
-    const std::vector<float> a = dequantize(p.a);
-    const std::vector<float> b = dequantize(p.b);
     std::vector<float> c;
     if (!p.c.empty()) {
         c.resize(p.c.size());
         for (size_t i = 0; i < c.size(); ++i) c[i] = bf16_to_float(p.c[i]);
     }
-    return reference_gemm(a.data(), b.data(), size_t(p.m), size_t(p.n), size_t(p.k), p.alpha, p.beta,
-                          c.empty() ? nullptr : c.data());
+    // Dequantized in float64: exact products for any E8M0 scale (wide-scale data included).
+    return reference_gemm_mx(p.a, p.b, p.alpha, p.beta, c.empty() ? nullptr : c.data());
 }
 
 // ---- GPU ---------------------------------------------------------------------------------------
 
-GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)
-    : dev_(dev), kc_(m.kernels.at(size_t(kernel_index))), m_(p.m), n_(p.n), k_(p.k) {
-    plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
-    const std::string path = m.dir + "/" + kc_.co_name;
+Launcher::Launcher(Device& dev, Manifest manifest)
+    : dev_(dev), manifest_(std::move(manifest)), functions_(manifest_.kernels.size(), nullptr) {}
+
+Launcher::~Launcher() {
+    if (workspace_) dev_.free(workspace_);
+}
+
+void Launcher::prepare(int index) {
+    if (functions_.at(size_t(index))) return;
+    const KernelConfig& kc = manifest_.kernels[size_t(index)];
+    const std::string path = manifest_.dir + "/" + kc.co_name;
     if (!file_exists(path))
         throw Error(Errc::NotFound, "no such code object: " + path +
                                         "\n  the manifest lists this kernel but --co-dir does not contain it -- "
                                         "point --co-dir at a directory holding it");
     void* module = dev_.load_module(path);
-    fn_ = dev_.get_function(module, kc_.knl_name);
-    dev_.set_dynamic_smem(fn_, plan_.smem_bytes);
+    void* fn = dev_.get_function(module, kc.knl_name);
+    dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
+    functions_[size_t(index)] = fn;
+}
 
+void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
+                      float beta) {
+    prepare(index);
+    const KernelConfig& kc = manifest_.kernels[size_t(index)];
+    if (plan.workspace_bytes > workspace_bytes_) {
+        if (workspace_) dev_.free(workspace_);
+        workspace_ = dev_.alloc(plan.workspace_bytes);
+        workspace_bytes_ = plan.workspace_bytes;
+    }
+    ptr.workspace = plan.workspace_bytes ? workspace_ : 0;
+    if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
+    if (plan.workspace_bytes) dev_.memset(workspace_, 0, plan.workspace_bytes);
+    const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
+    dev_.launch(functions_[size_t(index)], plan.grid, plan.block, plan.smem_bytes, args.data(), args.size());
+}
+
+GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)
+    : own_(std::make_unique<Launcher>(dev, m)), launcher_(*own_), index_(kernel_index),
+      kc_(m.kernels.at(size_t(kernel_index))), m_(p.m), n_(p.n), k_(p.k), alpha_(p.alpha), beta_(p.beta) {
+    plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
+    launcher_.prepare(index_);
+    upload(p);
+}
+
+GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const Problem& p)
+    : launcher_(launcher), index_(kernel_index), kc_(launcher.manifest().kernels.at(size_t(kernel_index))),
+      m_(p.m), n_(p.n), k_(p.k), alpha_(p.alpha), beta_(p.beta) {
+    plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
+    launcher_.prepare(index_);
+    upload(p);
+}
+
+void GpuGemm::upload(const Problem& p) {
+    Device& dev = launcher_.device();
+    DevicePointers ptr;
     const OperandImage a = make_a_image(p.a.packed.data(), p.a.scales.data(), size_t(p.m), size_t(p.k),
                                         kc_.scale_layout);
     const OperandImage b = make_b_image(p.b.packed.data(), p.b.scales.data(), size_t(p.n), size_t(p.k),
                                         kc_.b_layout, kc_.scale_layout);
-    auto upload = [&](const std::vector<uint8_t>& host, size_t plan_bytes) {
-        const DevPtr d = dev_.alloc(std::max(host.size(), plan_bytes));
-        dev_.copy_to_device(d, host.data(), host.size());
+    auto put = [&](const std::vector<uint8_t>& host, size_t plan_bytes) {
+        const DevPtr d = dev.alloc(std::max(host.size(), plan_bytes));
+        dev.copy_to_device(d, host.data(), host.size());
         return d;
     };
-    ptr_.a = upload(a.data, plan_.a_bytes);
-    ptr_.scale_a = upload(a.scales, plan_.sa_bytes);
-    ptr_.b = upload(b.data, plan_.b_bytes);
-    ptr_.scale_b = upload(b.scales, plan_.sb_bytes);
-    ptr_.d = dev_.alloc(plan_.d_bytes);
-    dev_.memset(ptr_.d, 0, plan_.d_bytes);  // aiter allocates D zeroed; padding rows stay defined
+    ptr.a = put(a.data, plan_.a_bytes);
+    ptr.scale_a = put(a.scales, plan_.sa_bytes);
+    ptr.b = put(b.data, plan_.b_bytes);
+    ptr.scale_b = put(b.scales, plan_.sb_bytes);
+    ptr.d = dev.alloc(plan_.d_bytes);
+    dev.memset(ptr.d, 0, plan_.d_bytes);  // aiter allocates D zeroed; padding rows stay defined
     if (!p.c.empty()) {
-        ptr_.c = dev_.alloc(p.c.size() * 2);
-        dev_.copy_to_device(ptr_.c, p.c.data(), p.c.size() * 2);
+        ptr.c = dev.alloc(p.c.size() * 2);
+        dev.copy_to_device(ptr.c, p.c.data(), p.c.size() * 2);
     }
-    if (plan_.workspace_bytes) ptr_.workspace = dev_.alloc(plan_.workspace_bytes);
-    args_ = make_arg_blob(kc_, plan_, ptr_, p.m, p.n, p.k, p.alpha, p.beta);
-    dev_.synchronize();
+    sets_.push_back(ptr);
+    dev.synchronize();
+}
+
+void GpuGemm::add_rotation_sets(int sets, DataKind kind) {
+    for (uint32_t s = uint32_t(sets_.size()); s < uint32_t(sets); ++s)
+        upload(make_problem(m_, n_, k_, alpha_, beta_, kind, kSeedA + 7919 * s, kSeedB + 7919 * s, beta_ != 0.f));
 }
 
 GpuGemm::~GpuGemm() {
-    for (DevPtr d : {ptr_.a, ptr_.scale_a, ptr_.b, ptr_.scale_b, ptr_.d, ptr_.c, ptr_.workspace})
-        if (d) dev_.free(d);
+    for (const DevicePointers& p : sets_)
+        for (DevPtr d : {p.a, p.scale_a, p.b, p.scale_b, p.d, p.c})
+            if (d) launcher_.device().free(d);
 }
 
-void GpuGemm::run_once() {
-    if (plan_.zero_out) dev_.memset(ptr_.d, 0, plan_.d_bytes);
-    if (plan_.workspace_bytes) dev_.memset(ptr_.workspace, 0, plan_.workspace_bytes);
-    dev_.launch(fn_, plan_.grid, plan_.block, plan_.smem_bytes, args_.data(), args_.size());
+void GpuGemm::run_once(int set) {
+    launcher_.launch(index_, plan_, sets_.at(size_t(set)), m_, n_, k_, alpha_, beta_);
 }
 
 std::vector<uint16_t> GpuGemm::run_and_fetch() {
+    Device& dev = launcher_.device();
     // Poison D so an element the kernel never writes shows up as NaN (a mismatch), unless the
-    // kernel accumulates into D (aiter's split-K), which run_once zeroes.
-    if (!plan_.zero_out) dev_.memset(ptr_.d, 0xFF, plan_.d_bytes);
-    run_once();
-    dev_.synchronize();
+    // kernel accumulates into D (aiter's split-K), which the launch zeroes.
+    if (!plan_.zero_out) dev.memset(sets_[0].d, 0xFF, plan_.d_bytes);
+    run_once(0);
+    dev.synchronize();
     std::vector<uint16_t> d(size_t(m_) * size_t(n_));
-    dev_.copy_to_host(d.data(), ptr_.d, d.size() * 2);
+    dev.copy_to_host(d.data(), sets_[0].d, d.size() * 2);
     return d;
 }
 
 double GpuGemm::time_us(int iters, int warmup) {
-    for (int i = 0; i < warmup; ++i) run_once();
-    dev_.synchronize();
+    Device& dev = launcher_.device();
+    const int nsets = int(sets_.size());
+    for (int i = 0; i < warmup; ++i) run_once(i % nsets);
+    dev.synchronize();
     if (iters <= 0) return 0;
-    void* beg = dev_.event_create();
-    void* end = dev_.event_create();
-    dev_.event_record(beg);
-    for (int i = 0; i < iters; ++i) run_once();
-    dev_.event_record(end);
-    const float ms = dev_.event_elapsed_ms(beg, end);
-    dev_.event_destroy(beg);
-    dev_.event_destroy(end);
+    void* beg = dev.event_create();
+    void* end = dev.event_create();
+    dev.event_record(beg);
+    for (int i = 0; i < iters; ++i) run_once(i % nsets);
+    dev.event_record(end);
+    const float ms = dev.event_elapsed_ms(beg, end);
+    dev.event_destroy(beg);
+    dev.event_destroy(end);
     return double(ms) * 1000.0 / iters;
 }
 

@@ -100,12 +100,13 @@ public:
         F4GEMM_CU((&ctx_, dev_), cuDevicePrimaryCtxRetain);
         F4GEMM_CU((ctx_), cuCtxSetCurrent);
         // A blocking stream: it orders after the synchronous cuMemcpyHtoD calls on the legacy stream.
-        F4GEMM_CU((&stream_, CU_STREAM_DEFAULT), cuStreamCreate);
+        F4GEMM_CU((&own_stream_, CU_STREAM_DEFAULT), cuStreamCreate);
+        stream_ = own_stream_;
         (void)a;
     }
     ~CudaDevice() override {
         for (CUmodule m : modules_) api().cuModuleUnload(m);
-        if (stream_) api().cuStreamDestroy(stream_);
+        if (own_stream_) api().cuStreamDestroy(own_stream_);
         if (ctx_) api().cuDevicePrimaryCtxRelease(dev_);
     }
 
@@ -170,6 +171,9 @@ public:
                   cuLaunchKernel);
     }
     void synchronize() override { F4GEMM_CU((stream_), cuStreamSynchronize); }
+    void set_stream(uint64_t stream) override {
+        stream_ = stream ? reinterpret_cast<CUstream>(stream) : own_stream_;
+    }
 
     void* event_create() override {
         CUevent e = nullptr;
@@ -191,7 +195,8 @@ private:
     DeviceProps props_;
     CUdevice dev_ = 0;
     CUcontext ctx_ = nullptr;
-    CUstream stream_ = nullptr;
+    CUstream stream_ = nullptr;      // where work goes (own or borrowed)
+    CUstream own_stream_ = nullptr;
     std::vector<CUmodule> modules_;
 };
 
