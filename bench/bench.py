@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""f4gemm beside its peers on one NVIDIA GPU, in one process (docs/BENCH.md).
+
+f4gemm is called through its C API (build/lib/libf4gemm.so, ctypes) on PyTorch's current stream;
+the peers are cuBLASLt FP8 e4m3 (torch._scaled_mm, per-tensor scale, normal and fast
+accumulation), cuBLAS bf16 (torch.matmul on the dequantized operands) and Triton
+tl.dot_scaled e2m1 x e2m1. Method: for every shape, every system is timed with CUDA graphs of
+`calls` launches that rotate over input sets totalling more than 2x the L2, warm-up first;
+the systems alternate inside each of `reps` repetitions; the median is reported with the
+spread (max-min)/median. f4gemm's output is checked against a float64 reference on the GPU with
+the project's metric before any timing.
+
+Usage: python3 bench/bench.py [--quick] [--out DIR] [--lib build/lib/libf4gemm.so]
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+L2_BYTES = 60 * 1024 * 1024
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+LARGE = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (2048, 8192, 8192),
+         (4096, 28672, 4096), (4096, 8192, 28672)]
+DECODE = [(m, n, k) for m in (1, 16) for (n, k) in ((16384, 16384), (8192, 8192), (28672, 8192), (8192, 28672))]
+MID = [(128, 16384, 16384), (256, 16384, 16384)]
+
+
+def kind_of(shape):
+    m = shape[0]
+    return "decode" if m <= 16 else ("mid" if m <= 256 else "large")
+
+
+# ---- f4gemm through its C API ------------------------------------------------------------------
+class F4gemm:
+    def __init__(self, lib_path, co_dir=None):
+        self.lib = ctypes.CDLL(lib_path)
+        L = self.lib
+        L.f4gemm_last_error.restype = ctypes.c_char_p
+        L.f4gemm_open.restype = ctypes.c_void_p
+        L.f4gemm_open.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        L.f4gemm_kernel_name.restype = ctypes.c_char_p
+        L.f4gemm_kernel_name.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        L.f4gemm_num_kernels.argtypes = [ctypes.c_void_p]
+        L.f4gemm_kernel_info.argtypes = [ctypes.c_void_p, ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 3
+        L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 4 + [ctypes.POINTER(ctypes.c_int)] * 2
+        L.f4gemm_gemm.argtypes = ([ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.c_float] * 2 +
+                                  [ctypes.c_uint64] * 7)
+        self.h = L.f4gemm_open(co_dir.encode() if co_dir else None, 0)
+        if not self.h:
+            raise RuntimeError("f4gemm_open: " + L.f4gemm_last_error().decode())
+        self.kernels = [L.f4gemm_kernel_name(self.h, i).decode() for i in range(L.f4gemm_num_kernels(self.h))]
+
+    def info(self, i):
+        tm, tn, sk = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        self.lib.f4gemm_kernel_info(self.h, i, ctypes.byref(tm), ctypes.byref(tn), ctypes.byref(sk))
+        return tm.value, tn.value, sk.value
+
+    def select(self, m, n, k):
+        kern, l2 = ctypes.c_int(), ctypes.c_int()
+        if self.lib.f4gemm_select(self.h, m, n, k, 0, ctypes.byref(kern), ctypes.byref(l2)):
+            raise RuntimeError(self.lib.f4gemm_last_error().decode())
+        return kern.value, l2.value
+
+    def gemm(self, kernel, l2, m, n, k, ops, d):
+        rc = self.lib.f4gemm_gemm(self.h, kernel, l2, m, n, k, 1.0, 0.0, ops["a"].data_ptr(), ops["sa"].data_ptr(),
+                                  ops["b"].data_ptr(), ops["sb"].data_ptr(), 0, d.data_ptr(),
+                                  torch.cuda.current_stream().cuda_stream)
+        if rc:
+            raise RuntimeError(self.lib.f4gemm_last_error().decode())
+
+
+# ---- operands ----------------------------------------------------------------------------------
+def pad_rows(x, rows):
+    out = torch.zeros((rows,) + tuple(x.shape[1:]), dtype=x.dtype, device=x.device)
+    out[: x.shape[0]] = x
+    return out
+
+
+def make_mx(rows, k, gen):
+    """Seed-like MXFP4 operand on the GPU: nibbles uniform, exponents 124..130; rows padded to 256
+    (data zero, scales 0x7F), as the driver pads them (docs/ABI.md)."""
+    prow = (rows + 255) // 256 * 256
+    packed = torch.zeros((prow, k // 2), dtype=torch.uint8, device="cuda")
+    packed[:rows] = torch.randint(0, 256, (rows, k // 2), dtype=torch.uint8, device="cuda", generator=gen)
+    scales = torch.full((prow, k // 32), 127, dtype=torch.uint8, device="cuda")
+    scales[:rows] = torch.randint(124, 131, (rows, k // 32), dtype=torch.uint8, device="cuda", generator=gen)
+    return packed, scales
+
+
+def dequant(packed, scales, rows, k, dtype=torch.float64):
+    lut = torch.tensor(E2M1, dtype=dtype, device="cuda")
+    p = packed[:rows].to(torch.int64)
+    vals = torch.stack([lut[p & 0xF], lut[p >> 4]], dim=-1).reshape(rows, k)
+    s = torch.exp2(scales[:rows].to(dtype) - 127).repeat_interleave(32, dim=1)
+    return vals * s
+
+
+def mx_bytes(m, n, k):
+    return m * k // 2 + n * k // 2 + (m + n) * k // 32 + 2 * m * n
+
+
+# ---- Triton dot_scaled peer ----------------------------------------------------------------------
+def make_triton():
+    try:
+        import triton
+        import triton.language as tl
+    except Exception as e:  # noqa: BLE001
+        return None, f"triton unavailable: {e}"
+
+    configs = [triton.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w, num_stages=s)
+               for (bm, bn, bk, w, s) in ((128, 256, 128, 8, 3), (128, 128, 128, 4, 3), (64, 128, 256, 4, 3),
+                                          (16, 128, 256, 4, 4), (16, 64, 512, 4, 3), (128, 64, 256, 4, 3))]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def mxfp4_dot_scaled(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                         BK: tl.constexpr):
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        offs_m = pid_m * BM + tl.arange(0, BM)
+        offs_n = pid_n * BN + tl.arange(0, BN)
+        offs_kb = tl.arange(0, BK // 2)
+        offs_ks = tl.arange(0, BK // 32)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            a = tl.load(a_ptr + offs_m[:, None] * (K // 2) + (k0 // 2 + offs_kb)[None, :])
+            b = tl.load(b_ptr + offs_n[None, :] * (K // 2) + (k0 // 2 + offs_kb)[:, None])
+            sa = tl.load(sa_ptr + offs_m[:, None] * (K // 32) + (k0 // 32 + offs_ks)[None, :])
+            sb = tl.load(sb_ptr + offs_n[:, None] * (K // 32) + (k0 // 32 + offs_ks)[None, :])
+            acc = tl.dot_scaled(a, sa, "e2m1", b, sb, "e2m1", acc)
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.bfloat16), mask=mask)
+
+    def run(m, n, k, ops, d):
+        grid = lambda meta: (triton.cdiv(m, meta["BM"]), triton.cdiv(n, meta["BN"]))  # noqa: E731
+        mxfp4_dot_scaled[grid](ops["a"], ops["sa"], ops["b"], ops["sb"], d, m, n, k)
+
+    return run, None
+
+
+# ---- timing --------------------------------------------------------------------------------------
+def time_graph(fn, nsets, calls):
+    """Median-free single measurement: one CUDA graph of `calls` launches rotating over sets."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for i in range(max(3, nsets)):  # warm-up, allocations, autotuning outside the graph
+            fn(i % nsets)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            for i in range(calls):
+                fn(i % nsets)
+        replay = g.replay
+    except Exception:  # noqa: BLE001  (a peer that cannot be captured is timed eagerly)
+        g = None
+
+        def replay():
+            for i in range(calls):
+                fn(i % nsets)
+    replay()
+    torch.cuda.synchronize()
+
+    def once():
+        b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        b.record()
+        replay()
+        e.record()
+        e.synchronize()
+        return b.elapsed_time(e) * 1000.0 / calls
+    return once
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="3 shapes, 3 repetitions (smoke test)")
+    ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
+    ap.add_argument("--lib", default="build/lib/libf4gemm.so")
+    ap.add_argument("--co-dir", default=None)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--shapes", default=None, help="comma list of MxNxK (default: the issue's shapes)")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.cuda.get_device_properties(0)
+    print(f"device {dev.name}, {dev.multi_processor_count} SMs, torch {torch.__version__}", flush=True)
+
+    # Ceilings measured here: device copy bandwidth, FP8 dense rate of cuBLASLt at 8192^3.
+    x = torch.empty(2 * 1024**3, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    t_copy = statistics.median(time_graph(lambda i: y.copy_(x), 1, 5)() for _ in range(5))
+    copy_gbs = 2 * x.numel() / t_copy / 1e3
+    del x, y
+    print(f"copy bandwidth {copy_gbs:.0f} GB/s (read + write)", flush=True)
+
+    if args.shapes:
+        shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
+    elif args.quick:
+        shapes = [(4096, 4096, 4096), (16, 16384, 16384), (128, 16384, 16384)]
+    else:
+        shapes = LARGE + DECODE + MID
+    reps = 3 if args.quick else args.reps
+
+    f4 = F4gemm(args.lib, args.co_dir)
+    triton_run, triton_err = make_triton()
+    if triton_err:
+        print(triton_err)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    rows = []
+    for (m, n, k) in shapes:
+        per_set = mx_bytes(m, n, k)
+        bf16_set = 2 * (m * k + n * k + m * n)
+        nsets = max(1, min(8, math.ceil(2 * L2_BYTES / per_set)))
+        nsets_bf16 = max(1, min(8, math.ceil(2 * L2_BYTES / bf16_set)))
+        ops = []
+        for _ in range(nsets):
+            a, sa = make_mx(m, k, gen)
+            b, sb = make_mx(n, k, gen)
+            ops.append({"a": a, "sa": sa, "b": b, "sb": sb})
+        d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
+        kern, l2 = f4.select(m, n, k)
+        # Correctness first: f4gemm vs the float64 reference on the GPU, the project's metric.
+        d.fill_(float("nan"))
+        f4.gemm(kern, l2, m, n, k, ops[0], d)
+        torch.cuda.synchronize()
+        ref = dequant(ops[0]["a"], ops[0]["sa"], m, k) @ dequant(ops[0]["b"], ops[0]["sb"], n, k).T
+        got = d[:m].to(torch.float64)
+        max_ref = ref.abs().max().item()
+        atol = 2e-4 * max_ref
+        diff = (got - ref).abs()
+        big = ref.abs() > atol
+        max_rel = (diff[big] / ref.abs()[big]).max().item() if big.any() else 0.0
+        bad = int(((diff > atol + 2e-2 * ref.abs()) | got.isnan()).sum().item())
+        del ref, got, diff, big
+
+        # Peer operands (same values where it matters for timing: random data of each type).
+        fp8 = [(torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn),
+                torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)) for _ in range(nsets)]
+        bf = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
+               torch.randn(n, k, device="cuda", dtype=torch.bfloat16)) for _ in range(nsets_bf16)]
+        one = torch.ones((), device="cuda")
+        systems = {
+            "f4gemm": (lambda i: f4.gemm(kern, l2, m, n, k, ops[i], d), nsets),
+            "cublaslt_fp8": (lambda i: torch._scaled_mm(fp8[i][0], fp8[i][1].t(), one, one,
+                                                        out_dtype=torch.bfloat16, use_fast_accum=False), nsets),
+            "cublaslt_fp8_fast": (lambda i: torch._scaled_mm(fp8[i][0], fp8[i][1].t(), one, one,
+                                                             out_dtype=torch.bfloat16, use_fast_accum=True), nsets),
+            "cublas_bf16": (lambda i: torch.matmul(bf[i][0], bf[i][1].t()), nsets_bf16),
+        }
+        if triton_run:
+            dt = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
+            systems["triton_dot_scaled"] = (lambda i: triton_run(m, n, k, ops[i], dt), nsets)
+        # Enough launches per graph that one replay runs >= ~2 ms on the fastest system.
+        est_us = max(2 * m * n * k / 1300e6, mx_bytes(m, n, k) / 4.2e6, 5.0)
+        calls = int(min(200, max(nsets, math.ceil(2000 / est_us))))
+        timers = {}
+        for name, (fn, ns) in systems.items():
+            try:
+                timers[name] = time_graph(fn, ns, calls if name != "triton_dot_scaled" else max(ns, calls // 4))
+            except Exception as e:  # noqa: BLE001
+                print(f"  {name} failed at {m}x{n}x{k}: {e}")
+        times = {name: [] for name in timers}
+        for _ in range(reps):  # alternate systems inside each repetition
+            for name, once in timers.items():
+                times[name].append(once())
+        flops = 2.0 * m * n * k
+        row = {"M": m, "N": n, "K": k, "kind": kind_of((m, n, k)), "kernel": f4.kernels[kern], "log2_k_split": l2,
+               "sets": nsets, "calls": calls, "max_rel_err": max_rel, "mismatches": bad, "systems": {}}
+        for name, ts in times.items():
+            med = statistics.median(ts)
+            row["systems"][name] = {"us": med, "tflops": flops / med / 1e6, "spread": (max(ts) - min(ts)) / med,
+                                    "all_us": ts}
+        f4us = row["systems"]["f4gemm"]["us"]
+        row["f4gemm_gbs"] = mx_bytes(m, n, k) / f4us / 1e3
+        row["f4gemm_bw_frac"] = row["f4gemm_gbs"] / copy_gbs
+        row["ratio"] = {name: s["us"] / f4us for name, s in row["systems"].items() if name != "f4gemm"}
+        rows.append(row)
+        print(f"{m:>6}x{n:>6}x{k:>6} {f4.kernels[kern]:<34} L={l2} err={max_rel:.5f} bad={bad} "
+              f"{f4us:9.1f} us {flops / f4us / 1e6:7.1f} TF/s {row['f4gemm_gbs']:6.0f} GB/s | " +
+              " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"].items()), flush=True)
+        del ops, fp8, bf, d
+        torch.cuda.empty_cache()
+
+    result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_gbs, "torch": torch.__version__,
+              "reps": reps, "rows": rows, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    print_table(result)
+    try:
+        plot(result, os.path.join(args.out, "bench.png"))
+    except Exception as e:  # noqa: BLE001
+        print(f"plot failed: {e}")
+
+
+def print_table(r):
+    names = ["f4gemm", "cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
+    print(f"\n{'shape':>20} {'kernel':<36} {'f4 us':>9} {'TF/s':>7} {'GB/s':>6} {'spread':>6} | "
+          + " ".join(f"{n[:12]:>12}" for n in names[1:]) + "   (peer us / f4gemm us)")
+    for row in r["rows"]:
+        s = row["systems"]["f4gemm"]
+        print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} {row['kernel'][:36]:<36} {s['us']:9.1f} {s['tflops']:7.1f} "
+              f"{row['f4gemm_gbs']:6.0f} {100 * s['spread']:5.1f}% | "
+              + " ".join(f"{row['ratio'].get(n, float('nan')):12.2f}" for n in names[1:]))
+
+
+def plot(r, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = ["f4gemm", "cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
+    labels = [f"{x['M']}x{x['N']}x{x['K']}" for x in r["rows"]]
+    fig, ax = plt.subplots(figsize=(max(10, len(labels) * 0.9), 6))
+    w = 0.8 / len(names)
+    for j, n in enumerate(names):
+        ys = [x["systems"].get(n, {}).get("tflops", 0) for x in r["rows"]]
+        ax.bar([i + j * w for i in range(len(labels))], ys, w, label=n)
+    ax.axhline(1979, color="k", ls="--", lw=1, label="FP8 dense datasheet 1979 TF/s")
+    # The bandwidth ceiling in TF/s for each shape: flops / (mx bytes / copy bandwidth).
+    bw = [2 * x["M"] * x["N"] * x["K"] / (mx_bytes(x["M"], x["N"], x["K"]) / (r["copy_gbs"] * 1e3)) / 1e6
+          for x in r["rows"]]
+    ax.plot([i + 0.4 for i in range(len(labels))], bw, "r_", ms=20, mew=2, label="MXFP4 bytes at copy bandwidth")
+    ax.set_yscale("log")
+    ax.set_xticks([i + 0.4 for i in range(len(labels))])
+    ax.set_xticklabels(labels, rotation=45, ha="right")
+    ax.set_ylabel("TF/s (log)")
+    ax.set_title(f"MXFP4 GEMM on {r['device']}: f4gemm vs peers (median of {r['reps']})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
