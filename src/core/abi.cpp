@@ -1,0 +1,152 @@
+// Host side of the kernel ABI: launch plans (grid, aiter's split-K gdz rule, buffer sizes) and the
+// kernarg blocks of include/f4gemm/kernarg.h. Ported from asm_f4gemm's make_launch and fill_args
+// (f4gemm.hpp), which port the entry point of aiter's csrc/py_itfs_cu/asm_gemm_a4w4.cu.
+#include "f4gemm/abi.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "f4gemm/error.hpp"
+#include "f4gemm/layout.hpp"
+
+namespace f4gemm {
+
+namespace {
+
+std::string shape_str(int m, int n, int k) {
+    return "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k);
+}
+
+}  // namespace
+
+LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log2_k_split, bool has_c) {
+    if (m <= 0 || n <= 0 || k <= 0)
+        throw Error(Errc::InvalidArgument,
+                    "GEMM shape (got " + shape_str(m, n, k) + "): M, N and K must be positive");
+    if (k % 32 != 0)
+        throw Error(Errc::InvalidArgument, "K (got " + std::to_string(k) +
+                                               "): must be a multiple of 32 (one E8M0 scale per 32 elements)");
+    if (kc.tile_m <= 0 || kc.tile_n <= 0 || kc.threads <= 0 || kc.smem_bytes < 0)
+        throw Error(Errc::InvalidArgument,
+                    "kernel " + kc.co_name + " (got tile " + std::to_string(kc.tile_m) + "x" +
+                        std::to_string(kc.tile_n) + ", threads " + std::to_string(kc.threads) +
+                        "): tiles and threads must be positive in the manifest");
+
+    LaunchPlan p;
+    p.grid.x = static_cast<unsigned>(ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n)));
+    p.grid.y = static_cast<unsigned>(ceil_div(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m)));
+    p.block.x = static_cast<unsigned>(kc.threads);
+    p.smem_bytes = static_cast<unsigned>(kc.smem_bytes);
+
+    if (kc.split_k) {
+        if (log2_k_split < 0)
+            throw Error(Errc::InvalidArgument,
+                        "log2_k_split (got " + std::to_string(log2_k_split) + ") for split-capable kernel " +
+                            kc.co_name + ": resolve --splitk -1 with the heuristic, or pass L >= 0");
+        // asm_f4gemm's wording, K(<K>) % (1 << log2_k_split)(<k_num>) != 0; 2^L past 62 bits
+        // divides no int K either, so it reports the same way.
+        const long long k_num = log2_k_split < 62 ? (1LL << log2_k_split) : (1LL << 62);
+        if (k % k_num != 0)
+            throw Error(Errc::InvalidArgument,
+                        "K(" + std::to_string(k) + ") % (1 << log2_k_split)(" + std::to_string(k_num) +
+                            ") != 0 (got log2_k_split=" + std::to_string(log2_k_split) +
+                            "): pick --splitk L with K % 2^L == 0");
+        p.log2_k_split = log2_k_split;
+        p.k_num = static_cast<int>(k_num);
+        p.k_per_split = static_cast<int>(round_up(static_cast<size_t>(k / k_num), 256));
+        p.gdz = static_cast<int>(ceil_div(static_cast<size_t>(k), static_cast<size_t>(p.k_per_split)));
+        // aiter's split epilogue accumulates into D with bf16 atomics, so D starts at 0. Our sm90v1
+        // kernels reduce in the fp32 workspace instead and overwrite D.
+        p.zero_out = kc.abi == KernelAbi::Aiter && p.k_num > 1;
+    } else {
+        // Non-split kernels ignore --splitk silently, as asm_f4gemm does.
+        p.log2_k_split = 0;
+        p.k_num = 1;
+        p.k_per_split = static_cast<int>(round_up(static_cast<size_t>(k), 256));
+        p.gdz = 1;
+    }
+    p.grid.z = static_cast<unsigned>(p.gdz);
+
+    const size_t M = static_cast<size_t>(m), N = static_cast<size_t>(n), K = static_cast<size_t>(k);
+    p.a_bytes = round_up(M, kOperandRowPad) * (K / 2);  // (round_up(M,256), K/2) fp4x2, zero rows past M
+    p.b_bytes = round_up(N, kOperandRowPad) * (K / 2);  // (round_up(N,256), K/2) fp4x2, per b_layout
+    if (kc.scale_layout == ScaleLayout::AiterShuffled) {
+        p.scale_stride = round_up(K / 32, 8);  // sn: aiter pads the scale columns to 8
+    } else {
+        p.scale_stride = K / 32;
+    }
+    p.sa_bytes = round_up(M, kOperandRowPad) * p.scale_stride;  // (round_up(M,256), stride) e8m0
+    p.sb_bytes = round_up(N, kOperandRowPad) * p.scale_stride;  // (round_up(N,256), stride) e8m0
+    p.d_bytes = round_up(M, kOutputRowPad) * N * 2;             // (round_up(M,32), N) bf16
+    p.c_bytes = has_c ? M * N * 2 : 0;                          // (M, N) bf16
+    p.workspace_bytes =
+        kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
+    p.args_bytes = kc.abi == KernelAbi::Sm90v1 ? F4GEMM_SM90_ARGS_BYTES : F4GEMM_KERNARG_PREFIX_BYTES;
+    return p;
+}
+
+size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz) {
+    if (gdz <= 1 || m <= 0 || n <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0) return 0;
+    const size_t gdx = ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n));
+    const size_t gdy = ceil_div(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
+    const size_t partials = static_cast<size_t>(gdz) * (gdy * kc.tile_m) * (gdx * kc.tile_n) * 4;  // fp32
+    const size_t counters = gdx * gdy * 4;  // one uint32 per output tile
+    return partials + counters;
+}
+
+F4gemmKernelArgs make_kernel_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n, int k,
+                                  float alpha, float beta) {
+    F4gemmKernelArgs a;
+    std::memset(&a, 0, sizeof a);  // asm_f4gemm zeroes the unread slots; aiter leaves them garbage
+    a.ptr_D = ptr.d;
+    a.ptr_C = ptr.c;
+    a.ptr_A = ptr.a;
+    a.ptr_B = ptr.b;
+    a.alpha = alpha;
+    a.beta = beta;
+    // aiter's kernels read stride_C0 for the D store too; stride_D0 is dead but filled alike.
+    a.stride_C0 = static_cast<uint32_t>(n);
+    a.stride_D0 = static_cast<uint32_t>(n);
+    // fp4 elements: the kernels shift right by one to get bytes (aiter passes stride(0) * 2).
+    a.stride_A0 = static_cast<uint32_t>(k);
+    a.stride_B0 = static_cast<uint32_t>(k);
+    a.M = static_cast<uint32_t>(m);
+    a.N = static_cast<uint32_t>(n);
+    a.K = static_cast<uint32_t>(k);
+    a.ptr_ScaleA = ptr.scale_a;
+    a.ptr_ScaleB = ptr.scale_b;
+    a.stride_ScaleA0 = static_cast<uint32_t>(p.scale_stride);  // bytes
+    a.stride_ScaleB0 = static_cast<uint32_t>(p.scale_stride);
+    a.log2_k_split = p.log2_k_split;
+    return a;
+}
+
+F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n, int k,
+                              float alpha, float beta) {
+    F4gemmSm90Args s;
+    std::memset(&s, 0, sizeof s);
+    s.base = make_kernel_args(p, ptr, m, n, k, alpha, beta);
+    s.ptr_workspace = p.gdz > 1 ? ptr.workspace : 0;
+    s.workspace_bytes = p.workspace_bytes;
+    s.num_splits = static_cast<uint32_t>(p.gdz);
+    s.k_per_split = static_cast<uint32_t>(p.k_per_split);
+    s.flags = 0;
+    return s;
+}
+
+std::vector<uint8_t> make_arg_blob(const KernelConfig& kc, const LaunchPlan& p, const DevicePointers& ptr,
+                                   int m, int n, int k, float alpha, float beta) {
+    std::vector<uint8_t> blob;
+    if (kc.abi == KernelAbi::Sm90v1) {
+        const F4gemmSm90Args s = make_sm90_args(p, ptr, m, n, k, alpha, beta);
+        blob.resize(sizeof s);
+        std::memcpy(blob.data(), &s, sizeof s);
+    } else {
+        const F4gemmKernelArgs a = make_kernel_args(p, ptr, m, n, k, alpha, beta);
+        blob.resize(sizeof a);
+        std::memcpy(blob.data(), &a, sizeof a);
+    }
+    return blob;
+}
+
+}  // namespace f4gemm

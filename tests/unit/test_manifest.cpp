@@ -1,0 +1,243 @@
+// Manifest parsing: aiter's real gfx950 CSV loads unchanged (seed spec section 2), reordered and
+// extra columns work, and every malformed input is an Errc::Manifest error naming <file>:<line>.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "f4gemm/error.hpp"
+#include "f4gemm/manifest.hpp"
+
+using namespace f4gemm;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::string dir_of(const std::string& p) { return p.substr(0, p.find_last_of('/')); }
+
+// Runs parse_manifest and returns the Errc::Manifest message, failing the test otherwise.
+std::string manifest_error(const std::string& text, const std::string& source = "t.csv") {
+    try {
+        parse_manifest(text, source);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Errc::Manifest) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "no error for:\n" << text;
+    return "";
+}
+
+const char* kHeader = "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name\n";
+
+}  // namespace
+
+TEST(Manifest, AiterCsvLoadsUnchanged) {
+    const Manifest m = load_manifest(dir_of(F4GEMM_AITER_CSV));
+    EXPECT_EQ(m.path, std::string(F4GEMM_AITER_CSV));
+    EXPECT_EQ(m.dir, dir_of(F4GEMM_AITER_CSV));
+    const std::vector<std::string> cols = {"tile_M", "tile_N", "splitK", "bpreshuffle", "knl_name", "co_name"};
+    EXPECT_EQ(m.columns, cols);
+    ASSERT_EQ(m.kernels.size(), 35u);
+
+    // Seed spec section 2: row order of aiter's file.
+    const int tiles[35][2] = {{256, 256}, {256, 256}, {128, 512}, {192, 256}, {224, 256}, {128, 128}, {128, 256},
+                              {128, 384}, {160, 128}, {160, 256}, {160, 384}, {192, 128}, {224, 128}, {256, 128},
+                              {32, 1024}, {32, 128},  {32, 256},  {32, 384},  {32, 512},  {32, 640},  {32, 768},
+                              {32, 896},  {64, 1024}, {64, 128},  {64, 256},  {64, 384},  {64, 512},  {64, 640},
+                              {64, 768},  {64, 896},  {96, 128},  {96, 256},  {96, 384},  {96, 512},  {96, 640}};
+    for (int i = 0; i < 35; ++i) {
+        const KernelConfig& k = m.kernels[i];
+        SCOPED_TRACE(k.co_name);
+        EXPECT_EQ(k.tile_m, tiles[i][0]);
+        EXPECT_EQ(k.tile_n, tiles[i][1]);
+        const std::string stem = std::string("f4gemm_bf16_per1x32Fp4_") + (i == 0 ? "noBpreShuffle_" : "BpreShuffle_") +
+                                 std::to_string(tiles[i][0]) + "x" + std::to_string(tiles[i][1]);
+        EXPECT_EQ(k.co_name, stem + ".co");
+        EXPECT_EQ(k.knl_name, "_ZN5aiter" + std::to_string(stem.size()) + stem + "E");
+        EXPECT_EQ(k.bpreshuffle, i == 0 ? 0 : 1);
+        EXPECT_EQ(k.split_k, (i == 1 || i == 2) ? 1 : 0);  // only BpreShuffle 256x256 and 128x512
+        EXPECT_EQ(k.line, i + 2);
+        // Defaults for the columns aiter's file does not have.
+        EXPECT_EQ(k.arch, "gfx950");
+        EXPECT_EQ(k.threads, 256);
+        EXPECT_EQ(k.smem_bytes, 0);
+        EXPECT_EQ(k.abi, KernelAbi::Aiter);
+        EXPECT_EQ(k.b_layout, i == 0 ? BLayout::Plain : BLayout::Aiter16x16);
+        EXPECT_EQ(k.scale_layout, ScaleLayout::AiterShuffled);
+        EXPECT_TRUE(k.extra.empty());
+    }
+    EXPECT_EQ(m.kernels[0].knl_name, "_ZN5aiter44f4gemm_bf16_per1x32Fp4_noBpreShuffle_256x256E");
+    EXPECT_EQ(m.kernels[1].knl_name, "_ZN5aiter42f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256E");
+}
+
+TEST(Manifest, SharedReferenceCopyIsIdentical) {
+    // The test data is a copy of ../shared/reference's file; when that is reachable, prove it.
+    const std::string ref = std::string(F4GEMM_SOURCE_DIR) + "/../shared/reference/aiter-gfx950-f4gemm_bf16_per1x32Fp4.csv";
+    const std::string a = read_all(ref);
+    if (a.empty()) GTEST_SKIP() << "no " << ref;
+    EXPECT_EQ(a, read_all(F4GEMM_AITER_CSV));
+}
+
+TEST(Manifest, ReorderedAndExtraColumns) {
+    const std::string text =
+        "co_name , knl_name,bpreshuffle,tile_N,tile_M,splitK,arch,threads,smem_bytes,abi,b_layout,scale_layout,note\r\n"
+        "\r\n"
+        "a.cubin,k_a,1,256,128,1,sm_90a,384,200704,sm90v1,plain,plain,fast\r\n"
+        "b.co,k_b,0,128,64,0,,,,,,,\r\n"
+        "   \n"
+        "c.co,k_c,1,512,32,0,gfx950,256,0,aiter,aiter16x16,aiter,x";  // no trailing newline
+    const Manifest m = parse_manifest(text, "/tmp/x/f4gemm_bf16_per1x32Fp4.csv");
+    EXPECT_EQ(m.dir, "/tmp/x");
+    ASSERT_EQ(m.kernels.size(), 3u);
+    EXPECT_EQ(m.columns[0], "co_name");
+    EXPECT_EQ(m.columns[1], "knl_name");
+
+    const KernelConfig& a = m.kernels[0];
+    EXPECT_EQ(a.co_name, "a.cubin");
+    EXPECT_EQ(a.knl_name, "k_a");
+    EXPECT_EQ(a.tile_m, 128);
+    EXPECT_EQ(a.tile_n, 256);
+    EXPECT_EQ(a.split_k, 1);
+    EXPECT_EQ(a.bpreshuffle, 1);
+    EXPECT_EQ(a.arch, "sm_90a");
+    EXPECT_EQ(a.threads, 384);
+    EXPECT_EQ(a.smem_bytes, 200704);
+    EXPECT_EQ(a.abi, KernelAbi::Sm90v1);
+    EXPECT_EQ(a.b_layout, BLayout::Plain);  // explicit column beats the bpreshuffle default
+    EXPECT_EQ(a.scale_layout, ScaleLayout::Plain);
+    ASSERT_EQ(a.extra.size(), 1u);
+    EXPECT_EQ(a.extra.at("note"), "fast");
+    EXPECT_EQ(a.line, 3);
+
+    const KernelConfig& b = m.kernels[1];  // empty optional cells keep the defaults
+    EXPECT_EQ(b.arch, "gfx950");
+    EXPECT_EQ(b.threads, 256);
+    EXPECT_EQ(b.smem_bytes, 0);
+    EXPECT_EQ(b.abi, KernelAbi::Aiter);
+    EXPECT_EQ(b.b_layout, BLayout::Plain);  // from bpreshuffle 0
+    EXPECT_EQ(b.scale_layout, ScaleLayout::AiterShuffled);
+    EXPECT_EQ(b.extra.at("note"), "");
+    EXPECT_EQ(b.line, 4);
+
+    const KernelConfig& c = m.kernels[2];
+    EXPECT_EQ(c.b_layout, BLayout::Aiter16x16);
+    EXPECT_EQ(c.line, 6);
+}
+
+TEST(Manifest, FindKernelLastMatchWins) {
+    const std::string text = std::string(kHeader) +
+                             "256,256,0,1,sym_a,a.co\n"
+                             "128,128,0,1,sym_b,b.co\n"
+                             "64,64,0,1,sym_a,c.co\n"
+                             "32,32,0,1,sym_d,a.co\n";
+    const Manifest m = parse_manifest(text, "t.csv");
+    EXPECT_EQ(find_kernel(m, "sym_b"), 1);
+    EXPECT_EQ(find_kernel(m, "b.co"), 1);
+    EXPECT_EQ(find_kernel(m, "sym_a"), 2);  // knl_name in rows 0 and 2
+    EXPECT_EQ(find_kernel(m, "a.co"), 3);   // co_name in rows 0 and 3
+    EXPECT_EQ(find_kernel(m, "nope"), -1);
+    EXPECT_EQ(find_kernel(m, ""), -1);
+
+    const Manifest aiter = load_manifest(dir_of(F4GEMM_AITER_CSV));
+    EXPECT_EQ(find_kernel(aiter, "f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co"), 34);
+    EXPECT_EQ(find_kernel(aiter, "_ZN5aiter44f4gemm_bf16_per1x32Fp4_noBpreShuffle_256x256E"), 0);
+}
+
+TEST(Manifest, MissingColumn) {
+    const std::string e = manifest_error("tile_M,tile_N,splitK,knl_name,co_name\n256,256,0,k,k.co\n");
+    EXPECT_NE(e.find("t.csv:1: missing column bpreshuffle"), std::string::npos) << e;
+}
+
+TEST(Manifest, DuplicateColumn) {
+    const std::string e = manifest_error("tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,tile_M\n");
+    EXPECT_NE(e.find("t.csv:1: duplicate column tile_M"), std::string::npos) << e;
+}
+
+TEST(Manifest, BadIntegers) {
+    struct Case {
+        const char* row;
+        const char* want;
+    } cases[] = {
+        {"12abc,256,0,1,k,k.co", "t.csv:2: bad tile_M (got '12abc')"},
+        {",256,0,1,k,k.co", "t.csv:2: bad tile_M (got '')"},
+        {"256,-16,0,1,k,k.co", "t.csv:2: bad tile_N (got '-16')"},
+        {"256,0,0,1,k,k.co", "t.csv:2: bad tile_N (got '0')"},
+        {"256,256,2,1,k,k.co", "t.csv:2: bad splitK (got '2')"},
+        {"256,256,0,1.0,k,k.co", "t.csv:2: bad bpreshuffle (got '1.0')"},
+        {"256,256,0,99999999999999999999,k,k.co", "t.csv:2: bad bpreshuffle"},
+    };
+    for (const Case& c : cases) {
+        const std::string e = manifest_error(std::string(kHeader) + c.row + "\n");
+        EXPECT_NE(e.find(c.want), std::string::npos) << e;
+    }
+}
+
+TEST(Manifest, BadExtraColumns) {
+    const std::string h = "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,X\n";
+    auto err = [&](const char* col, const char* v) {
+        std::string head = h;
+        head.replace(head.find(",X"), 2, std::string(",") + col);
+        return manifest_error(head + "256,256,0,1,k,k.co," + v + "\n");
+    };
+    EXPECT_NE(err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100')"), std::string::npos);
+    EXPECT_NE(err("b_layout", "weird").find("t.csv:2: bad b_layout (got 'weird')"), std::string::npos);
+    EXPECT_NE(err("scale_layout", "x").find("t.csv:2: bad scale_layout (got 'x')"), std::string::npos);
+    EXPECT_NE(err("threads", "0").find("t.csv:2: bad threads (got '0')"), std::string::npos);
+    EXPECT_NE(err("smem_bytes", "-1").find("t.csv:2: bad smem_bytes (got '-1')"), std::string::npos);
+}
+
+TEST(Manifest, WrongCellCount) {
+    const std::string e = manifest_error(std::string(kHeader) + "256,256,0,1,k,k.co\n\n256,256,0,1,k\n");
+    EXPECT_NE(e.find("t.csv:4: row has 5 cells, the header has 6"), std::string::npos) << e;
+    const std::string e2 = manifest_error(std::string(kHeader) + "256,256,0,1,k,k.co,extra\n");
+    EXPECT_NE(e2.find("t.csv:2: row has 7 cells"), std::string::npos) << e2;
+}
+
+TEST(Manifest, EmptyNames) {
+    const std::string e = manifest_error(std::string(kHeader) + "256,256,0,1,  ,k.co\n");
+    EXPECT_NE(e.find("t.csv:2: empty knl_name"), std::string::npos) << e;
+    const std::string e2 = manifest_error(std::string(kHeader) + "256,256,0,1,k,\n");
+    EXPECT_NE(e2.find("t.csv:2: empty co_name"), std::string::npos) << e2;
+}
+
+TEST(Manifest, EmptyFileAndHeaderOnly) {
+    EXPECT_NE(manifest_error("").find("t.csv:1: empty manifest"), std::string::npos);
+    EXPECT_NE(manifest_error("\n \n").find("t.csv:2: empty manifest"), std::string::npos);
+    const std::string e = manifest_error(kHeader);
+    EXPECT_NE(e.find("t.csv:1: empty manifest"), std::string::npos) << e;
+    EXPECT_NE(e.find("no kernel rows"), std::string::npos) << e;
+}
+
+TEST(Manifest, MissingFile) {
+    try {
+        load_manifest("/nonexistent/f4gemm-dir");
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Errc::Manifest);
+        EXPECT_EQ(std::string(e.what()),
+                  "cannot open manifest /nonexistent/f4gemm-dir/f4gemm_bf16_per1x32Fp4.csv: pass --co-dir or set "
+                  "AITER_ASM_DIR/AITER_F4GEMM_DIR");
+    }
+}
+
+TEST(Manifest, EmptyFileOnDiskNamesPath) {
+    const std::string dir = ::testing::TempDir() + "f4gemm_manifest_empty";
+    std::string cmd = "mkdir -p '" + dir + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    { std::ofstream(dir + "/" + kManifestFile); }
+    try {
+        load_manifest(dir);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Errc::Manifest);
+        EXPECT_NE(std::string(e.what()).find(dir + "/f4gemm_bf16_per1x32Fp4.csv:1: empty manifest"),
+                  std::string::npos)
+            << e.what();
+    }
+}
