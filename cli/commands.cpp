@@ -8,11 +8,13 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
+#include "f4gemm/codeobject.hpp"
 #include "f4gemm/driver.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
@@ -197,6 +199,11 @@ int run(const RunOptions& o) try {
     std::unique_ptr<GpuGemm> g;
     if (dev) {
         g = std::make_unique<GpuGemm>(*dev, manifest, kernel_index, log2_split, problem);
+        // Which file ran, so a hand-edited object can be confirmed as the one launched.
+        const std::string co_path = manifest.dir + "/" + g->kernel().co_name;
+        const CodeObjectInfo info = inspect_code_object(co_path);
+        say("code object: {} ({} bytes, {}, symbol {})", co_path, std::filesystem::file_size(co_path),
+            info.kind == CodeObjectKind::Ptx ? "PTX, JIT-compiled by the driver" : info.target, g->kernel().knl_name);
         d = g->run_and_fetch();
     } else {
         d = cpu_run(problem, log2_split);
