@@ -14,7 +14,8 @@ namespace f4gemm {
 
 namespace {
 
-// Salts of the extra engines, so ZeroBlocks and NanScale keep the seed kind's data unchanged.
+// ZeroBlocks picks its blocks with a second, salted engine, so the seed stream (and with it the
+// seed kind's data) stays unchanged.
 constexpr uint32_t kZeroSalt = 0x9E3779B9u;
 // NanScale: flat scale index j (row-major over [rows, k/32]) is 0xFF when j % kNanStride ==
 // kNanFirst % min(total, kNanStride). 61 is prime, so the NaNs walk over rows and blocks.
