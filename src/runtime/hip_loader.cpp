@@ -43,9 +43,19 @@ std::string exe_dir() {
     return slash == std::string::npos ? "" : p.substr(0, slash);
 }
 
+// The folder of the binary holding this code: the executable, or libf4gemm.so when the runtime is
+// used through the C API from another program (python, say).
+std::string self_dir() {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&exe_dir), &info) || !info.dli_fname) return "";
+    const std::string p = info.dli_fname;
+    const size_t slash = p.find_last_of('/');
+    return slash == std::string::npos ? "" : p.substr(0, slash);
+}
+
 // Where the plugin may live, in order: $F4GEMM_HIP_PLUGIN (a file or a folder), beside the
-// executable, the install layouts relative to it, then the build tree and install prefix baked in
-// at configure time.
+// executable and the install layouts relative to it, beside the library holding this code, then the
+// build tree and install prefix baked in at configure time.
 std::vector<std::string> candidates() {
     std::vector<std::string> c;
     if (const char* env = std::getenv("F4GEMM_HIP_PLUGIN"); env && *env) {
@@ -63,6 +73,8 @@ std::vector<std::string> candidates() {
         c.push_back(dir + "/../lib/x86_64-linux-gnu/" + kPluginFile);
         c.push_back(dir + "/../lib64/" + kPluginFile);
     }
+    const std::string self = self_dir();
+    if (!self.empty() && self != dir) c.push_back(self + "/" + kPluginFile);
 #ifdef F4GEMM_BUILD_LIB_DIR
     c.push_back(std::string(F4GEMM_BUILD_LIB_DIR) + "/" + kPluginFile);
 #endif
