@@ -1,0 +1,301 @@
+// Device helpers shared by every sm_90a MXFP4 kernel: the architecture guard, MXFP4 decoding, the
+// exact CUDA-core tile routine (rung 1 of the ladder and the wide-scale fallback of the production
+// kernels), the masked bf16 epilogue and the deterministic fp32 split-K reduction.
+// The argument block is include/f4gemm/kernarg.h (F4gemmSm90Args); docs/ABI_SM90.md says what is read.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "f4gemm/kernarg.h"
+
+// ---------------------------------------------------------------------------------------------
+// Architecture guard: these kernels use sm_90a-only instructions (wgmma, setmaxnreg). A build for any
+// other target compiles the body away and traps at run time instead of computing garbage.
+// ---------------------------------------------------------------------------------------------
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define F4GEMM_SM90A_ENABLED 1
+#else
+#define F4GEMM_SM90A_ENABLED 0
+#endif
+
+#define F4GEMM_TRAP_WRONG_ARCH()  \
+    do {                          \
+        asm volatile("trap;");    \
+    } while (0)
+
+namespace f4gemm {
+namespace sm90 {
+
+// ---------------------------------------------------------------------------------------------
+// Problem view: everything a kernel reads from the argument block, in bytes/elements.
+// ---------------------------------------------------------------------------------------------
+struct Problem {
+    const uint8_t* A;    // (Mpad, K/2) fp4x2, row-major, element 2i in the low nibble
+    const uint8_t* B;    // (Npad, K/2) fp4x2, row-major
+    const uint8_t* sA;   // (Mpad, K/32) e8m0, row-major
+    const uint8_t* sB;   // (Npad, K/32) e8m0, row-major
+    const __nv_bfloat16* C;  // (M, N) bf16, row stride ldc elements; null when beta == 0
+    __nv_bfloat16* D;        // (M, N) bf16, row stride ldd elements
+    float* ws;               // fp32 partials [splits][Mr][Nr] then uint32 counters [tiles_m*tiles_n]
+    float alpha, beta;
+    int M, N, K;
+    int lda, ldb;            // bytes per row of A / B (stride_A0 / 2, stride_B0 / 2)
+    int ldsa, ldsb;          // bytes per row of the scales
+    int ldd, ldc;            // elements per row of D / C
+    int splits;              // gridDim.z actually launched
+    int k_per_split;         // K elements per split (multiple of 256)
+};
+
+__device__ __forceinline__ Problem load_problem(const F4gemmSm90Args& a) {
+    Problem p;
+    p.A = reinterpret_cast<const uint8_t*>(a.base.ptr_A);
+    p.B = reinterpret_cast<const uint8_t*>(a.base.ptr_B);
+    p.sA = reinterpret_cast<const uint8_t*>(a.base.ptr_ScaleA);
+    p.sB = reinterpret_cast<const uint8_t*>(a.base.ptr_ScaleB);
+    p.C = reinterpret_cast<const __nv_bfloat16*>(a.base.ptr_C);
+    p.D = reinterpret_cast<__nv_bfloat16*>(a.base.ptr_D);
+    p.ws = reinterpret_cast<float*>(a.ptr_workspace);
+    p.alpha = a.base.alpha;
+    p.beta = a.base.beta;
+    p.M = (int)a.base.M;
+    p.N = (int)a.base.N;
+    p.K = (int)a.base.K;
+    p.lda = (int)(a.base.stride_A0 / 2);
+    p.ldb = (int)(a.base.stride_B0 / 2);
+    p.ldsa = (int)a.base.stride_ScaleA0;
+    p.ldsb = (int)a.base.stride_ScaleB0;
+    p.ldd = (int)a.base.stride_D0;
+    p.ldc = (int)a.base.stride_C0;
+    p.splits = a.num_splits > 1 ? (int)a.num_splits : 1;
+    p.k_per_split = p.splits > 1 ? (int)a.k_per_split : p.K;
+    if (p.beta == 0.0f) p.C = nullptr;  // C may be null when beta == 0: never read it then
+    return p;
+}
+
+// K range of split z, in 32-element scale blocks: [kb0, kb1). Empty (kb0 == kb1) is legal.
+__device__ __forceinline__ void split_range(const Problem& p, int z, int& kb0, int& kb1) {
+    long k0 = (long)z * p.k_per_split;
+    long k1 = k0 + p.k_per_split;
+    if (k1 > p.K) k1 = p.K;
+    if (k0 > p.K) k0 = p.K;
+    kb0 = (int)(k0 / 32);
+    kb1 = (int)(k1 / 32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MXFP4 decoding for the CUDA-core path.
+// ---------------------------------------------------------------------------------------------
+// e2m1 nibble -> value. Sign in bit 3; magnitudes {0, .5, 1, 1.5, 2, 3, 4, 6}.
+__device__ __forceinline__ float e2m1_to_float(uint32_t nib) {
+    // 2*|value| for magnitude codes 0..7 = {0,1,2,3,4,6,8,12}, packed one nibble each (no local array)
+    const float v = (float)((0xC8643210u >> (4 * (nib & 7))) & 15u) * 0.5f;
+    return (nib & 8) ? -v : v;
+}
+
+// e8m0 -> 2^(e-127) as a double (exact for every e), NaN for 0xFF.
+__device__ __forceinline__ double e8m0_to_double(uint32_t e) {
+    if (e == 0xFF) return __longlong_as_double(0x7FF8000000000000ll);
+    return __longlong_as_double((long long)(e - 127 + 1023) << 52);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output sinks. A tile routine hands every finished fp32 value v = sum_k a*b (scales applied, alpha
+// not yet) to store_value(); with one split it becomes D = bf16(alpha*v + beta*C) under the (M, N)
+// mask, with several it is written unmasked into this split's fp32 partial slab.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ float epilogue_value(const Problem& p, int m, int n, float v) {
+    float out = p.alpha * v;
+    if (p.C != nullptr) out += p.beta * __bfloat162float(p.C[(long)m * p.ldc + n]);
+    return out;
+}
+
+struct SplitGeometry {
+    int Mr, Nr;          // M, N rounded up to the tile
+    int tiles_m, tiles_n;
+};
+
+__device__ __forceinline__ SplitGeometry split_geometry(const Problem& p, int tile_m, int tile_n) {
+    SplitGeometry g;
+    g.tiles_m = (p.M + tile_m - 1) / tile_m;
+    g.tiles_n = (p.N + tile_n - 1) / tile_n;
+    g.Mr = g.tiles_m * tile_m;
+    g.Nr = g.tiles_n * tile_n;
+    return g;
+}
+
+// Partial slab of split z: fp32 (Mr, Nr) row-major at ws + z*Mr*Nr.
+__device__ __forceinline__ float* partial_ptr(const Problem& p, const SplitGeometry& g, int z, int m,
+                                              int n) {
+    return p.ws + ((long)z * g.Mr + m) * (long)g.Nr + n;
+}
+
+__device__ __forceinline__ uint32_t* tile_counter(const Problem& p, const SplitGeometry& g, int tm,
+                                                  int tn) {
+    uint32_t* counters =
+        reinterpret_cast<uint32_t*>(p.ws + (long)p.splits * (long)g.Mr * (long)g.Nr);
+    return counters + (long)tm * g.tiles_n + tn;
+}
+
+__device__ __forceinline__ void store_value(const Problem& p, const SplitGeometry& g, int m, int n,
+                                            float v) {
+    if (p.splits > 1) {
+        *partial_ptr(p, g, blockIdx.z, m, n) = v;
+    } else if (m < p.M && n < p.N) {
+        p.D[(long)m * p.ldd + n] = __float2bfloat16_rn(epilogue_value(p, m, n, v));
+    }
+}
+
+// Two horizontally adjacent values (n even, N % 16 == 0 so n < N implies n + 1 < N).
+__device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry& g, int m, int n,
+                                           float v0, float v1, bool pair_ok) {
+    if (p.splits > 1) {
+        *reinterpret_cast<float2*>(partial_ptr(p, g, blockIdx.z, m, n)) = make_float2(v0, v1);
+    } else if (m < p.M && n < p.N) {
+        float o0 = p.alpha * v0, o1 = p.alpha * v1;
+        const long base_c = (long)m * p.ldc + n;
+        if (p.C != nullptr) {
+            o0 += p.beta * __bfloat162float(p.C[base_c]);
+            o1 += p.beta * __bfloat162float(p.C[base_c + 1]);
+        }
+        __nv_bfloat16* d = p.D + (long)m * p.ldd + n;
+        if (pair_ok) {
+            *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(o0, o1);
+        } else {
+            d[0] = __float2bfloat16_rn(o0);
+            d[1] = __float2bfloat16_rn(o1);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split-K finish: called by `nthreads` threads of a CTA (thread index `tid`) after every one of them
+// has stored its partials. Deterministic: the last CTA to arrive sums the splits in order 0..S-1,
+// so the result does not depend on arrival order. `sync()` is a barrier over exactly those threads;
+// `flag` is one int of shared memory.
+// ---------------------------------------------------------------------------------------------
+template <typename Sync>
+__device__ __forceinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn,
+                                              int tile_m, int tile_n, int tid, int nthreads,
+                                              int* flag, Sync sync) {
+    __threadfence();  // make this thread's partial stores visible device-wide
+    sync();
+    if (tid == 0) {
+        uint32_t old = atomicAdd(tile_counter(p, g, tm, tn), 1u);
+        *flag = (old == (uint32_t)(p.splits - 1));
+    }
+    sync();
+    if (!*flag) return;
+    __threadfence();
+    const int m0 = tm * tile_m, n0 = tn * tile_n;
+    for (int i = tid; i < tile_m * tile_n; i += nthreads) {
+        const int m = m0 + i / tile_n, n = n0 + i % tile_n;
+        if (m >= p.M || n >= p.N) continue;
+        float sum = 0.0f;
+        for (int z = 0; z < p.splits; ++z) sum += __ldcg(partial_ptr(p, g, z, m, n));
+        p.D[(long)m * p.ldd + n] = __float2bfloat16_rn(epilogue_value(p, m, n, sum));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact CUDA-core tile routine: rung 1 of the ladder, and the fallback of the wgmma kernels for
+// tiles whose block scales span more binades than the FP8 window.
+//   - within a 32-element scale block: fp32 FMAs of e2m1 values (every product is a multiple of 1/4 up
+//     to 36, the block sum at most 1152 in magnitude: exact in fp32);
+//   - across blocks: fp64, block sum * 2^(ea-127) * 2^(eb-127) (exact products; the fp64 sum keeps 53
+//     bits, so the result is the float64 reference up to fp64 rounding);
+//   - a NaN scale (0xFF) makes the scale NaN, so exactly the affected row/column becomes NaN.
+// Computes the (tile_m x tile_n) tile at (m0, n0) in 64x64 sub-tiles with NT threads.
+// Shared memory: 2 * 64 * 33 floats + 2 * 64 doubles = 17920 bytes.
+// ---------------------------------------------------------------------------------------------
+constexpr int kExactSub = 64;
+constexpr int kExactSmemBytes = 2 * kExactSub * 33 * 4 + 2 * kExactSub * 8;
+
+template <int NT>
+__device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int n0, int tile_m,
+                           int tile_n, int kb0, int kb1, uint8_t* smem, int tid) {
+    static_assert(NT >= 256, "256 threads compute a 64x64 sub-tile as 16x16 threads of 4x4 outputs");
+    float* a_val = reinterpret_cast<float*>(smem);   // (64, 33) f32: e2m1 values of A, one k-block
+    float* b_val = a_val + kExactSub * 33;            // (64, 33) f32: e2m1 values of B
+    double* a_sc = reinterpret_cast<double*>(b_val + kExactSub * 33);  // (64) 2^(ea-127) or NaN
+    double* b_sc = a_sc + kExactSub;                                   // (64) 2^(eb-127) or NaN
+    const int rows_a = (p.M + 255) / 256 * 256;  // the host pads A and B rows to 256
+    const int rows_b = (p.N + 255) / 256 * 256;
+    const bool computes = tid < 256;
+    const int ty = (tid % 256) / 16, tx = tid % 16;  // outputs (ty + 16i, tx + 16j), i, j < 4
+
+    for (int sm = 0; sm < tile_m; sm += kExactSub) {
+        for (int sn = 0; sn < tile_n; sn += kExactSub) {
+            double acc[4][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+            for (int kb = kb0; kb < kb1; ++kb) {
+                __syncthreads();
+                // 64 rows x 16 bytes of A and of B: one u32 (8 nibbles) per thread-iteration.
+                for (int i = tid; i < 2 * kExactSub * 4; i += NT) {
+                    const bool is_b = i >= kExactSub * 4;
+                    const int r = (i % (kExactSub * 4)) / 4, w = i % 4;
+                    const int row = (is_b ? n0 + sn : m0 + sm) + r;
+                    const int rows = is_b ? rows_b : rows_a;
+                    uint32_t x = 0;
+                    if (row < rows) {
+                        const uint8_t* src = is_b ? p.B + (long)row * p.ldb : p.A + (long)row * p.lda;
+                        x = *reinterpret_cast<const uint32_t*>(src + kb * 16 + w * 4);
+                    }
+                    float* dst = (is_b ? b_val : a_val) + r * 33 + w * 8;
+#pragma unroll
+                    for (int e = 0; e < 8; ++e) dst[e] = e2m1_to_float((x >> (4 * e)) & 15);
+                }
+                for (int i = tid; i < 2 * kExactSub; i += NT) {
+                    const bool is_b = i >= kExactSub;
+                    const int r = i % kExactSub;
+                    const int row = (is_b ? n0 + sn : m0 + sm) + r;
+                    const int rows = is_b ? rows_b : rows_a;
+                    uint32_t e = 127;
+                    if (row < rows) e = is_b ? p.sB[(long)row * p.ldsb + kb] : p.sA[(long)row * p.ldsa + kb];
+                    (is_b ? b_sc : a_sc)[r] = e8m0_to_double(e);
+                }
+                __syncthreads();
+                if (computes) {
+                    float bsum[4][4];
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) bsum[i][j] = 0.0f;
+#pragma unroll 2
+                    for (int k = 0; k < 32; ++k) {
+                        float av[4], bv[4];
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) av[i] = a_val[(ty + 16 * i) * 33 + k];
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) bv[j] = b_val[(tx + 16 * j) * 33 + k];
+#pragma unroll
+                        for (int i = 0; i < 4; ++i)
+#pragma unroll
+                            for (int j = 0; j < 4; ++j) bsum[i][j] = fmaf(av[i], bv[j], bsum[i][j]);
+                    }
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+#pragma unroll
+                        for (int j = 0; j < 4; ++j)
+                            acc[i][j] += (double)bsum[i][j] * a_sc[ty + 16 * i] * b_sc[tx + 16 * j];
+                }
+            }
+            if (computes) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const int r = ty + 16 * i, c = tx + 16 * j;
+                        if (sm + r < tile_m && sn + c < tile_n)
+                            store_value(p, g, m0 + sm + r, n0 + sn + c, (float)acc[i][j]);
+                    }
+            }
+        }
+    }
+}
+
+}  // namespace sm90
+}  // namespace f4gemm

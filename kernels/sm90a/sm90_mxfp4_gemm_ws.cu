@@ -1,0 +1,542 @@
+// Production sm_90a MXFP4 x MXFP4 -> bf16 GEMM: warp-specialised, 1D bulk copies (cp.async.bulk) into a
+// shared-memory ring, e2m1 -> e5m2 conversion with the E8M0 block scale folded into the exponent, FP8
+// wgmma (QGMMA) with one fresh accumulator per 32-element scale block, promoted into fp32 registers.
+// One source, many cubins: the tile config comes from -D macros (kernels/sm90a/CMakeLists.txt); design,
+// precision argument and ladder in docs/KERNELS_SM90.md, argument use and workspace in docs/ABI_SM90.md.
+#include "sm90_common.cuh"
+#include "sm90_wgmma_e5m2.cuh"
+
+#include <type_traits>
+
+// ---------------------------------------------------------------------------------------------
+// Template parameters (one cubin per config; defaults let the file compile on its own)
+//   BLOCK_R  rows of the register-side operand = wgmma M, 64 per consumer warpgroup
+//   BLOCK_S  rows of the shared-memory-side operand = wgmma N
+//   K_STAGE  K elements per pipeline stage (128 or 256)
+//   STAGES   depth of the ring
+//   SWAP_AB  0: R = A (tile_M = BLOCK_R, tile_N = BLOCK_S); 1: R = B, S = A (decode: N fills wgmma M)
+// ---------------------------------------------------------------------------------------------
+#ifndef F4GEMM_KNL_NAME
+#define F4GEMM_KNL_NAME f4gemm_sm90a_ws_128x128
+#endif
+#ifndef F4GEMM_BLOCK_R
+#define F4GEMM_BLOCK_R 128
+#endif
+#ifndef F4GEMM_BLOCK_S
+#define F4GEMM_BLOCK_S 128
+#endif
+#ifndef F4GEMM_K_STAGE
+#define F4GEMM_K_STAGE 128
+#endif
+#ifndef F4GEMM_STAGES
+#define F4GEMM_STAGES 5
+#endif
+#ifndef F4GEMM_SWAP_AB
+#define F4GEMM_SWAP_AB 0
+#endif
+
+namespace {
+using namespace f4gemm::sm90;
+
+constexpr int BLOCK_R = F4GEMM_BLOCK_R;
+constexpr int BLOCK_S = F4GEMM_BLOCK_S;
+constexpr int K_STAGE = F4GEMM_K_STAGE;
+constexpr int kStages = F4GEMM_STAGES;
+constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
+
+constexpr int kConsumers = BLOCK_R / 64;          // consumer warpgroups
+constexpr int kThreads = 128 * (1 + kConsumers);  // WG0 = producer warp + 3 converter warps
+constexpr int kConvThreads = 96;
+constexpr int kConsumerThreads = 128 * kConsumers;
+constexpr int kSteps = K_STAGE / 32;              // k32 wgmma steps (= scale blocks) per stage
+constexpr int kRawPitch = K_STAGE / 2 + 16;       // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
+constexpr int TILE_M = kSwapAB ? BLOCK_S : BLOCK_R;
+constexpr int TILE_N = kSwapAB ? BLOCK_R : BLOCK_S;
+constexpr int kAccRegs = BLOCK_S / 2;             // fp32 accumulator registers per consumer thread
+constexpr int kConvTasks = BLOCK_S * kSteps;      // (S row, scale block) pairs per stage
+constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThreads;
+
+// Register budgets (setmaxnreg): 128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536.
+constexpr int kRegWG0 = 120;
+constexpr int kRegConsumer = kConsumers == 1 ? 232 : 192;
+
+static_assert(BLOCK_R % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 R rows per consumer WG");
+static_assert(BLOCK_S % 16 == 0 && BLOCK_S >= 16 && BLOCK_S <= 256, "wgmma N for e5m2, 8-row swizzle atoms");
+static_assert(K_STAGE == 128 || K_STAGE == 256, "a stage is one or two 128-byte swizzle atoms of fp8");
+static_assert(256 % TILE_M == 0 && 256 % TILE_N == 0,
+              "tiles must divide 256 so that row loads stay inside the host's 256-row padding");
+static_assert(128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536, "register budget");
+static_assert(kConvTasksPerThread <= 8, "converter prefetch registers");
+
+// ---------------------------------------------------------------------------------------------
+// Shared-memory budget and carve-up (offsets from a 1024-byte aligned base)
+// ---------------------------------------------------------------------------------------------
+constexpr int kS8Bytes = BLOCK_S * K_STAGE;      // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
+constexpr int kRawRBytes = BLOCK_R * kRawPitch;  // per stage: (BLOCK_R, K_STAGE/2) fp4x2, pitch kRawPitch
+constexpr int kRawSBytes = BLOCK_S * kRawPitch;  // per stage: (BLOCK_S, K_STAGE/2) fp4x2, pitch kRawPitch
+constexpr int kOffS8 = 0;
+constexpr int kOffRawR = kOffS8 + kStages * kS8Bytes;
+constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
+constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // 4 x kStages mbarriers
+constexpr int kOffRefS = kOffBar + 4 * kStages * 8;                        // (BLOCK_S) int ref exponent
+constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (BLOCK_S) int NaN flag
+constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
+constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
+static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
+static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
+static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
+#ifdef F4GEMM_SMEM_BYTES
+static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem formula disagrees with the kernel");
+#endif
+#ifdef F4GEMM_THREADS
+static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt thread count disagrees with the kernel");
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// PTX wrappers
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred P1;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+        "@!P1 bra WAIT_%=;\n"
+        "}\n" ::"r"(smem_u32(bar)),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_u32(dst)),
+        "l"(src), "r"(bytes), "r"(smem_u32(bar))
+        : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void fence_barrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void named_barrier(int id, int count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
+    uint32_t d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// e2m1 x 8 -> e5m2 x 8 with the block scale folded in.
+// The LUT holds the 8 magnitudes e2m1 * 2^d as e5m2 bytes: at d = 0 {0, .5, 1, 1.5, 2, 3, 4, 6} =
+// {00 38 3C 3E | 40 42 44 46}; adding d to the exponent adds 4d to every non-zero byte, exact and
+// carry-free for d in [-13, 13] (exponent field 1..30). One LUT = two IMADs per (row, scale block).
+// x holds elements e0..e7 (e0 in the low nibble). Output: lo = e0..e3, hi = e4..e7 as bytes. The
+// wgmma k position of element e of a k32 block is perm(e) = 4*(e/8) + (e%8 < 4 ? e%8 : 12 + e%8):
+// lo of fp4 word t feeds k 4t..4t+3, hi feeds k 16+4t..16+4t+3 (same order on both operands, and the
+// order of a dot product inside one scale block is free).
+// ---------------------------------------------------------------------------------------------
+constexpr uint32_t kLutLo0 = 0x3E3C3800u;
+constexpr uint32_t kLutHi0 = 0x46444240u;
+constexpr int kWindow = 13;  // |d| <= 13 around the per-row reference; 27 binades per row
+
+__device__ __forceinline__ void make_lut(int d, uint32_t& lut_lo, uint32_t& lut_hi) {
+    lut_lo = (uint32_t)d * 0x04040400u + kLutLo0;
+    lut_hi = (uint32_t)d * 0x04040404u + kLutHi0;
+}
+
+__device__ __forceinline__ void cvt8(uint32_t x, uint32_t lut_lo, uint32_t lut_hi, uint32_t& lo, uint32_t& hi) {
+    const uint32_t mag = x & 0x77777777u;
+    const uint32_t ml = prmt(lut_lo, lut_hi, mag);
+    const uint32_t mh = prmt(lut_lo, lut_hi, mag >> 16);
+    const uint32_t y = x << 4;
+    const uint32_t sl = prmt(y, x, 0xD9C8u);  // sign-replicate mode: 0xFF where the nibble is negative
+    const uint32_t sh = prmt(y, x, 0xFBEAu);
+    lo = ml | (sl & 0x80808080u);
+    hi = mh | (sh & 0x80808080u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-row scale scan: max and min exponent (NaN bytes excluded) and NaN presence over the split's K
+// range, read as u64 words by `nparts` cooperating lanes (consecutive lanes, nparts a power of two).
+// ---------------------------------------------------------------------------------------------
+struct RowRef {
+    int ref;   // reference exponent: d = e - ref lies in [-13, 13] when the row is foldable
+    bool nan;  // some block scale of the row is 0xFF
+    bool wide; // exponents span more than 2*kWindow binades: not foldable, take the exact path
+};
+
+__device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords, int part, int nparts,
+                                           bool valid) {
+    uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
+    if (valid) {
+        for (int w = part; w < nwords; w += nparts) {
+            const uint2 v = __ldg(reinterpret_cast<const uint2*>(row_scales) + w);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint32_t x = h ? v.y : v.x;
+                const uint32_t ff = __vcmpeq4(x, 0xFFFFFFFFu);
+                nan |= ff;
+                mx = __vmaxu4(mx, x & ~ff);
+                mn = __vminu4(mn, x | ff);
+            }
+        }
+    }
+    for (int o = 1; o < nparts; o <<= 1) {
+        mx = __vmaxu4(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
+        mn = __vminu4(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, o));
+        nan |= __shfl_xor_sync(0xFFFFFFFFu, nan, o);
+    }
+    mx = __vmaxu4(mx, mx >> 16);
+    mx = __vmaxu4(mx, mx >> 8);
+    mn = __vminu4(mn, mn >> 16);
+    mn = __vminu4(mn, mn >> 8);
+    const int emax = (int)(mx & 0xFF), emin = (int)(mn & 0xFF);
+    RowRef r;
+    r.nan = valid && nan != 0u;
+    const bool any = valid && emin != 0xFF;  // at least one non-NaN block
+    r.ref = any ? emax - kWindow : 127;
+    r.wide = any && !r.nan && (emax - emin > 2 * kWindow);
+    return r;
+}
+
+// SW128 K-major shared-memory matrix descriptor (sm_90 GMMA): start address, LBO (unused for swizzled
+// K-major, 1 as CUTLASS writes it), SBO = 1024 bytes between 8-row groups, layout type 1 = 128B swizzle.
+__device__ __forceinline__ uint64_t make_desc_sw128(uint32_t smem_addr) {
+    uint64_t d = 0;
+    d |= (uint64_t)((smem_addr >> 4) & 0x3FFF);
+    d |= (uint64_t)1 << 16;
+    d |= (uint64_t)(1024 >> 4) << 32;
+    d |= (uint64_t)1 << 62;
+    return d;
+}
+
+using Wgmma = WgmmaE5m2<BLOCK_S>;
+static_assert(Wgmma::kRegs == kAccRegs, "accumulator fragment size");
+
+using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::type;
+
+}  // namespace
+
+// =============================================================================================
+// Kernel
+// =============================================================================================
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    extern __shared__ uint8_t smem_dyn[];
+    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_dyn) + 1023) & ~uintptr_t(1023));
+    uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // producer -> converter, consumers
+    uint64_t* bar_raw_empty = bar_raw_full + kStages;                       // converter + consumers -> producer
+    uint64_t* bar_s8_full = bar_raw_empty + kStages;                        // converter -> consumers
+    uint64_t* bar_s8_empty = bar_s8_full + kStages;                         // consumers -> converter
+    int* s_refS = reinterpret_cast<int*>(smem + kOffRefS);
+    int* s_nanS = reinterpret_cast<int*>(smem + kOffNanS);
+    int* s_wide = reinterpret_cast<int*>(smem + kOffMisc);
+    int* s_last = s_wide + 1;
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const Problem p = load_problem(args);
+    const SplitGeometry geo = split_geometry(p, TILE_M, TILE_N);
+    const int tm = blockIdx.y, tn = blockIdx.x;
+    const int m0 = tm * TILE_M, n0 = tn * TILE_N;
+
+    // Operand views: R (register side, wgmma M) and S (shared-memory side, wgmma N).
+    const uint8_t* gR = kSwapAB ? p.B : p.A;        // (rows, K/2) fp4x2
+    const uint8_t* gS = kSwapAB ? p.A : p.B;
+    const uint8_t* gRs = kSwapAB ? p.sB : p.sA;     // (rows, K/32) e8m0
+    const uint8_t* gSs = kSwapAB ? p.sA : p.sB;
+    const int ldR = kSwapAB ? p.ldb : p.lda, ldS = kSwapAB ? p.lda : p.ldb;
+    const int ldRs = kSwapAB ? p.ldsb : p.ldsa, ldSs = kSwapAB ? p.ldsa : p.ldsb;
+    const int r0 = kSwapAB ? n0 : m0, s0 = kSwapAB ? m0 : n0;
+    const int r_rows = kSwapAB ? p.N : p.M, s_rows = kSwapAB ? p.M : p.N;
+
+    int kb0, kb1;
+    split_range(p, blockIdx.z, kb0, kb1);
+    const int nks = (kb1 - kb0) / kSteps;  // pipeline stages of this split
+    const int nwords = (kb1 - kb0) / 8;    // u64 words of scales per row in range
+
+    // -----------------------------------------------------------------------------------------
+    // Barrier init
+    // -----------------------------------------------------------------------------------------
+    if (tid == 0) {
+        for (int i = 0; i < kStages; ++i) {
+            mbar_init(&bar_raw_full[i], 1);
+            mbar_init(&bar_raw_empty[i], kConvThreads + kConsumerThreads);
+            mbar_init(&bar_s8_full[i], kConvThreads);
+            mbar_init(&bar_s8_empty[i], kConsumerThreads);
+        }
+        *s_wide = 0;
+        fence_barrier_init();
+    }
+    __syncthreads();
+
+    // Producer: one warp, every lane issues bulk copies of whole 16B-aligned row segments.
+    auto produce = [&](int s) {
+        const int slot = s % kStages;
+        if (lane == 0) {
+            mbar_wait(&bar_raw_empty[slot], ((s / kStages) & 1) ^ 1);
+            mbar_arrive_expect_tx(&bar_raw_full[slot], (BLOCK_R + BLOCK_S) * (K_STAGE / 2));
+        }
+        __syncwarp();
+        const long kbyte = (long)kb0 * 16 + (long)s * (K_STAGE / 2);
+        for (int r = lane; r < BLOCK_R + BLOCK_S; r += 32) {
+            const bool is_r = r < BLOCK_R;
+            const int rr = is_r ? r : r - BLOCK_R;
+            const uint8_t* src = is_r ? gR + (long)(r0 + rr) * ldR + kbyte : gS + (long)(s0 + rr) * ldS + kbyte;
+            uint8_t* dst = smem + (is_r ? kOffRawR + slot * kRawRBytes : kOffRawS + slot * kRawSBytes) +
+                           rr * kRawPitch;
+            bulk_copy_g2s(dst, src, K_STAGE / 2, &bar_raw_full[slot]);
+        }
+    };
+    const int prologue_stages = nks < kStages ? nks : kStages;
+
+    // -----------------------------------------------------------------------------------------
+    // Prologue: the producer starts the first stages while everyone else scans the block scales of
+    // its rows (reference exponents, NaN rows, foldability).
+    // -----------------------------------------------------------------------------------------
+    const int cw = warp / 4 - 1;            // consumer warpgroup index (consumers only)
+    const int g = (lane / 4), t = lane % 4;
+    const int rr0 = cw * 64 + (warp % 4) * 16 + g, rr1 = rr0 + 8;  // consumer's R rows (tile-local)
+    RowRef ref_r0{127, false, false}, ref_r1{127, false, false};
+    if (warp == 0) {
+        for (int s = 0; s < prologue_stages; ++s) produce(s);
+    } else if (warp < 4) {
+        // S rows: 8 lanes per row, 12 rows in flight.
+        const int ctid = tid - 32, part = ctid % 8;
+        for (int rb = 0; rb < BLOCK_S; rb += kConvThreads / 8) {
+            const int row = rb + ctid / 8;
+            const bool in_tile = row < BLOCK_S;
+            const bool valid = in_tile && s0 + row < s_rows;
+            const RowRef rf = scan_row(gSs + (long)(s0 + (in_tile ? row : 0)) * ldSs + kb0, nwords, part, 8, valid);
+            if (in_tile && part == 0) {
+                s_refS[row] = rf.ref;
+                s_nanS[row] = rf.nan ? 1 : 0;
+                if (rf.wide) *s_wide = 1;
+            }
+        }
+    } else {
+        // R rows: the 4 lanes of a quad share two rows.
+        const bool v0 = r0 + rr0 < r_rows, v1 = r0 + rr1 < r_rows;
+        ref_r0 = scan_row(gRs + (long)(r0 + rr0) * ldRs + kb0, nwords, t, 4, v0);
+        ref_r1 = scan_row(gRs + (long)(r0 + rr1) * ldRs + kb0, nwords, t, 4, v1);
+        if (t == 0 && (ref_r0.wide || ref_r1.wide)) *s_wide = 1;
+    }
+    __syncthreads();
+
+    // -----------------------------------------------------------------------------------------
+    // Exact path for tiles whose scales do not fold into e5m2 (rows spanning > 26 binades).
+    // -----------------------------------------------------------------------------------------
+    if (*s_wide) {
+        if (warp == 0 && lane == 0)
+            for (int s = 0; s < prologue_stages; ++s) mbar_wait(&bar_raw_full[s], 0);  // drain copies
+        __syncthreads();
+        exact_tile<kThreads>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
+        if (p.splits > 1)
+            splitk_finish(p, geo, tm, tn, TILE_M, TILE_N, tid, kThreads, s_last, [] { __syncthreads(); });
+        return;
+    }
+
+    if (warp < 4) {
+        setmaxnreg_dec<kRegWG0>();
+        if (warp == 0) {
+            // -------------------------------------------------------------------------------------
+            // Producer
+            // -------------------------------------------------------------------------------------
+            for (int s = prologue_stages; s < nks; ++s) produce(s);
+        } else {
+            // -------------------------------------------------------------------------------------
+            // Converter: raw S rows (fp4) -> e5m2 with scales folded, SW128 K-major, once per stage
+            // for both consumer warpgroups. Task i = (row i % BLOCK_S, block i / BLOCK_S).
+            // -------------------------------------------------------------------------------------
+            const int ctid = tid - 32;
+            int ref[kConvTasksPerThread];
+            uint32_t sc_next[kConvTasksPerThread];
+#pragma unroll
+            for (int u = 0; u < kConvTasksPerThread; ++u) {
+                const int i = ctid + u * kConvThreads;
+                ref[u] = i < kConvTasks ? s_refS[i % BLOCK_S] : 0;
+            }
+            // Scale bytes of the next stage are loaded one stage ahead (global latency off the path).
+            const uint8_t* sc_src[kConvTasksPerThread];
+#pragma unroll
+            for (int u = 0; u < kConvTasksPerThread; ++u) {
+                const int i = min(ctid + u * kConvThreads, kConvTasks - 1);
+                sc_src[u] = gSs + (long)(s0 + i % BLOCK_S) * ldSs + kb0 + i / BLOCK_S;
+                sc_next[u] = nks > 0 ? __ldg(sc_src[u]) : 0u;
+            }
+            for (int s = 0; s < nks; ++s) {
+                const int slot = s % kStages;
+                const uint32_t par = (s / kStages) & 1;
+                uint32_t sc[kConvTasksPerThread];
+#pragma unroll
+                for (int u = 0; u < kConvTasksPerThread; ++u) {
+                    sc[u] = sc_next[u];
+                    if (s + 1 < nks) sc_next[u] = __ldg(sc_src[u] + (s + 1) * kSteps);
+                }
+                mbar_wait(&bar_raw_full[slot], par);
+                mbar_wait(&bar_s8_empty[slot], par ^ 1);
+                const uint8_t* raw = smem + kOffRawS + slot * kRawSBytes;
+                uint8_t* s8 = smem + kOffS8 + slot * kS8Bytes;
+#pragma unroll
+                for (int u = 0; u < kConvTasksPerThread; ++u) {
+                    const int i = ctid + u * kConvThreads;
+                    if (i < kConvTasks) {
+                        const int row = i % BLOCK_S, j = i / BLOCK_S;
+                        uint32_t lut_lo, lut_hi;
+                        make_lut((int)sc[u] - ref[u], lut_lo, lut_hi);
+                        const uint4 x = *reinterpret_cast<const uint4*>(raw + row * kRawPitch + j * 16);
+                        uint4 lo, hi;
+                        cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
+                        cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
+                        cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
+                        cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
+                        // (kKAtoms, BLOCK_S, 128 B): 16-byte chunk c of a row lands at c ^ (row % 8)
+                        uint8_t* dst_row = s8 + (j / 4) * (BLOCK_S * 128) + row * 128;
+                        const int c_lo = 2 * (j % 4), sw = row & 7;
+                        *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
+                        *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
+                    }
+                }
+                fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
+                mbar_arrive(&bar_s8_full[slot]);
+                mbar_arrive(&bar_raw_empty[slot]);
+            }
+        }
+        return;
+    }
+
+    // =========================================================================================
+    // Consumers: per k32 step, convert this thread's A fragment (rows rr0, rr1) in registers, one
+    // wgmma into a fresh accumulator, then promote into fp32 registers (FADD).
+    // =========================================================================================
+    setmaxnreg_inc<kRegConsumer>();
+    float acc[kAccRegs];
+    float frag[kAccRegs];
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[i] = frag[i] = 0.0f;
+
+    const int ref0 = ref_r0.ref, ref1 = ref_r1.ref;
+    const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // this thread's R scale rows
+    const uint8_t* srow1 = gRs + (long)(r0 + rr1) * ldRs + kb0;
+    ScaleWord sc_next0 = 0, sc_next1 = 0, sc0 = 0, sc1 = 0;
+    if (nks > 0) {
+        sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0));
+        sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1));
+    }
+    uint32_t a[4];
+
+    // Loads and converts the A fragment of step j of stage s (waits for the stage at j == 0).
+    auto prep = [&](int s, int j) {
+        const int slot = s % kStages;
+        if (j == 0) {
+            mbar_wait(&bar_raw_full[slot], (s / kStages) & 1);
+            sc0 = sc_next0;
+            sc1 = sc_next1;
+            if (s + 1 < nks) {
+                sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0) + s + 1);
+                sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1) + s + 1);
+            }
+        }
+        const uint8_t* raw = smem + kOffRawR + slot * kRawRBytes + j * 16 + t * 4;
+        const uint32_t x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
+        const uint32_t x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
+        uint32_t l0, h0, l1, h1;
+        make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
+        make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
+        cvt8(x0, l0, h0, a[0], a[2]);
+        cvt8(x1, l1, h1, a[1], a[3]);
+        if (j == kSteps - 1) mbar_arrive(&bar_raw_empty[slot]);
+    };
+
+    if (nks > 0) prep(0, 0);
+    for (int s = 0; s < nks; ++s) {
+        const int slot = s % kStages;
+        mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+        const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
+#pragma unroll
+        for (int j = 0; j < kSteps; ++j) {
+            const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
+#pragma unroll
+            for (int i = 0; i < kAccRegs; ++i) fence_reg(frag[i]);
+            wgmma_fence();
+            Wgmma::mma(frag, a, desc);
+            wgmma_commit();
+            // Next fragment is converted while the tensor cores work on this one.
+            if (j + 1 < kSteps) {
+                prep(s, j + 1);
+            } else if (s + 1 < nks) {
+                prep(s + 1, 0);
+            }
+            wgmma_wait0();
+#pragma unroll
+            for (int i = 0; i < kAccRegs; ++i) {
+                fence_reg(frag[i]);
+                acc[i] += frag[i];
+            }
+        }
+        mbar_arrive(&bar_s8_empty[slot]);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Epilogue: v = acc * 2^(refR-127) * 2^(refS-127) (one ldexp, no intermediate under/overflow),
+    // NaN for rows/columns with a NaN scale; then D = bf16(alpha*v + beta*C) or the fp32 partial.
+    // -----------------------------------------------------------------------------------------
+    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
+    const float qnan = __int_as_float(0x7FC00000);
+#pragma unroll
+    for (int i = 0; i < kAccRegs / 4; ++i) {
+        const int c = 8 * i + 2 * t;  // tile-local S index of acc[4i], acc[4i+1] (+1)
+        const int eS0 = s_refS[c] - 127, eS1 = s_refS[c + 1] - 127;
+        const bool nS0 = s_nanS[c] != 0, nS1 = s_nanS[c + 1] != 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int rr = h ? rr1 : rr0;
+            const RowRef& rf = h ? ref_r1 : ref_r0;
+            float v0 = ldexpf(acc[4 * i + 2 * h], rf.ref - 127 + eS0);
+            float v1 = ldexpf(acc[4 * i + 2 * h + 1], rf.ref - 127 + eS1);
+            if (rf.nan || nS0) v0 = qnan;
+            if (rf.nan || nS1) v1 = qnan;
+            if (!kSwapAB) {
+                store_pair(p, geo, m0 + rr, n0 + c, v0, v1, pair_ok);
+            } else {
+                store_value(p, geo, m0 + c, n0 + rr, v0);
+                store_value(p, geo, m0 + c + 1, n0 + rr, v1);
+            }
+        }
+    }
+    if (p.splits > 1) {
+        splitk_finish(p, geo, tm, tn, TILE_M, TILE_N, tid - 128, kConsumerThreads, s_last,
+                      [] { named_barrier(1, kConsumerThreads); });
+    }
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}
