@@ -23,8 +23,9 @@ constexpr uint16_t kEmAmdgpu = 224;
 std::string amdgpu_mach_name(uint32_t mach) {
     // EF_AMDGPU_MACH values from LLVM's ELF.h, the ones f4gemm users meet.
     switch (mach) {
-    case 0x02f: return "gfx908";
-    case 0x030: return "gfx90a";
+    case 0x02f: return "gfx906";
+    case 0x030: return "gfx908";
+    case 0x03f: return "gfx90a";
     case 0x04c: return "gfx942";
     case 0x04f: return "gfx950";
     case 0x041: return "gfx1100";
