@@ -128,9 +128,12 @@ int run(const RunOptions& o) try {
         say("manifest {}: {} kernels", manifest.path, manifest.kernels.size());
     }
     if (o.list) {
-        say("{:<6} {:<6} {:<7} {:<12} {}", "tileM", "tileN", "splitK", "bpreshuffle", "co_name");
+        // The table rows carry no "[f4gemm] " prefix, as in the original (run_tests.sh reads field 5).
+        std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", "tileM", "tileN", "splitK", "bpreshuffle",
+                                      "co_name").c_str());
         for (const KernelConfig& kc : manifest.kernels)
-            say("{:<6} {:<6} {:<7} {:<12} {}", kc.tile_m, kc.tile_n, kc.split_k, kc.bpreshuffle, kc.co_name);
+            std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", kc.tile_m, kc.tile_n, kc.split_k,
+                                          kc.bpreshuffle, kc.co_name).c_str());
         return 0;
     }
 

@@ -149,7 +149,9 @@ TEST(Cli, DryRunSplitGridAndExplain) {
 TEST(Cli, ListPrintsEveryKernel) {
     const Result r = f4("--list " + kAiter);
     EXPECT_EQ(r.rc, 0);
-    EXPECT_NE(r.out.find("tileM  tileN  splitK  bpreshuffle  co_name"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\ntileM  tileN  splitK  bpreshuffle  co_name\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n256    256    1       1            f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co\n"),
+              std::string::npos) << r.out;
     EXPECT_EQ(count_lines(r.out), 1 + 1 + 35);
 }
 
