@@ -20,8 +20,10 @@ struct MxOperand {
 
 enum class DataKind {
     Seed,        // the seed's: nibbles uniform, exponents 124..130 (2^-3..2^3)
-    WideScale,   // nibbles uniform, exponents uniform over 1..254, except that a row's blocks 0
-                 // and 1 draw from 1..64 and 191..254, so every row of k >= 64 spans > 126 binades
+    WideScale,   // nibbles uniform, exponents uniform over 97..157 (2^-30..2^30), except that a
+                 // row's blocks 0 and 1 draw from 97..103 and 151..157 in a per-row random order, so
+                 // every row of k >= 64 spans >= 48 binades and A/B rows often meet crossed;
+                 // every product and sum stays finite in float32
     Gaussian,    // N(0,1) float32 (mt19937(seed) + std::normal_distribution<float>, row-major)
                  // quantized with quantize_mxfp4
     ZeroBlocks,  // seed data with ~1/4 of the 32-blocks all zero nibbles (scales kept)

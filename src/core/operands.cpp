@@ -24,8 +24,11 @@ constexpr size_t kNanFirst = 17;
 
 // asm_f4gemm's loop with the scale range as a parameter: per row, k/2 bytes drawing the low
 // then the high nibble from uniform_int(0,15), then the row's k/32 scales; one engine for all.
-// WideScale keeps every row wide by construction: its first two blocks draw from the bottom
-// and top quarters of 1..254, so any row with two blocks spans more than 126 binades.
+// WideScale keeps every row wide by construction: its first two blocks draw from 97..103 and
+// 151..157 (2^-30..2^-24 and 2^24..2^30), in an order a coin picks per row, so any row with two
+// blocks spans at least 48 binades, and an A row and a B row often meet "crossed" (A's smallest
+// block against B's largest), which defeats any per-row reference exponent window. The range
+// stops at 2^+-30 so every product and sum stays finite in float32 and bf16.
 MxOperand uniform_operand(size_t rows, size_t k, uint32_t seed, bool wide) {
     MxOperand op;
     op.rows = rows;
@@ -35,7 +38,7 @@ MxOperand uniform_operand(size_t rows, size_t k, uint32_t seed, bool wide) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> nib(0, 15);
     std::uniform_int_distribution<int> seed_exp(124, 130);  // 2^-3 .. 2^3: products exact in f32
-    std::uniform_int_distribution<int> wide_exp(1, 254), wide_lo(1, 64), wide_hi(191, 254);
+    std::uniform_int_distribution<int> wide_exp(97, 157), wide_lo(97, 103), wide_hi(151, 157), coin(0, 1);
     const size_t kp = k / 2, ks = k / kBlockK;
     for (size_t r = 0; r < rows; ++r) {
         for (size_t b = 0; b < kp; ++b) {
@@ -43,14 +46,13 @@ MxOperand uniform_operand(size_t rows, size_t k, uint32_t seed, bool wide) {
             const int hi = nib(rng);
             op.packed[r * kp + b] = uint8_t(lo | (hi << 4));
         }
+        const bool low_first = wide && ks >= 2 && coin(rng) == 1;
         for (size_t s = 0; s < ks; ++s) {
             int e;
             if (!wide)
                 e = seed_exp(rng);
-            else if (s == 0 && ks >= 2)
-                e = wide_lo(rng);
-            else if (s == 1)
-                e = wide_hi(rng);
+            else if (s < 2 && ks >= 2)
+                e = (s == 0) == low_first ? wide_lo(rng) : wide_hi(rng);
             else
                 e = wide_exp(rng);
             op.scales[r * ks + s] = uint8_t(e);
