@@ -90,9 +90,9 @@ VerifyResult check(const MxOperand& a, const MxOperand& b, const Options& o = {}
     const auto d = run_cpu(a, b, o);
     const auto r = verify_bf16(d.data(), n, ref.data(), m, n, default_tolerance(false));
     if (label)
-        std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref << " max_abs_err=" << r.max_abs_err
-                  << " max_rel_err=" << r.max_rel_err << " mismatches=" << r.mismatches << "/" << r.total
-                  << "\n";
+        std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref
+                  << " max_abs_err=" << r.max_abs_err << " max_rel_err=" << r.max_rel_err
+                  << " mismatches=" << r.mismatches << "/" << r.total << "\n";
     return r;
 }
 
@@ -156,8 +156,9 @@ TEST(CpuBackend, SplitKWithAnEmptyLastChunkEqualsNoSplit) {
 TEST(CpuBackend, SplitKAddsChunkSumsInFp32InChunkOrder) {
     // A blocks: nibble 1.0 at 2^19, 1.0 at 2^-5, 1.0 at 2^-5, -1.0 at 2^19; B: 1.0 at 2^0.
     // A 32-block of 1.0 * 1.0 sums to 32 = 2^5.
-    const MxOperand a = make_mx(1, 128, [](size_t, size_t i) -> uint8_t { return i < 96 ? 0x2 : 0xA; },
-                                [](size_t, size_t blk) -> uint8_t { return (blk == 0 || blk == 3) ? 146 : 122; });
+    const MxOperand a = make_mx(
+        1, 128, [](size_t, size_t i) -> uint8_t { return i < 96 ? 0x2 : 0xA; },
+        [](size_t, size_t blk) -> uint8_t { return (blk == 0 || blk == 3) ? 146 : 122; });
     const MxOperand b = make_mx(1, 128, [](size_t, size_t) -> uint8_t { return 0x2; },
                                 [](size_t, size_t) -> uint8_t { return 127; });
     EXPECT_EQ(widen(run_cpu(a, b)[0]), 0.f);
@@ -205,14 +206,16 @@ TEST(CpuBackend, BetaZeroIgnoresC) {
 // ---- special data ---------------------------------------------------------------------------------
 
 // Exactly the rows of A and the columns (rows of B) with any 0xFF scale are NaN.
-void expect_nan_exactly_where_scales_are(const MxOperand& a, const MxOperand& b, const std::vector<uint16_t>& d) {
+void expect_nan_exactly_where_scales_are(const MxOperand& a, const MxOperand& b,
+                                         const std::vector<uint16_t>& d) {
     const size_t kb = a.k / kBlockK;
     std::vector<bool> row_nan(a.rows), col_nan(b.rows);
     for (size_t i = 0; i < a.rows * kb; ++i) row_nan[i / kb] = row_nan[i / kb] || a.scales[i] == 0xFF;
     for (size_t i = 0; i < b.rows * kb; ++i) col_nan[i / kb] = col_nan[i / kb] || b.scales[i] == 0xFF;
     size_t wrong = 0;
     for (size_t i = 0; i < a.rows; ++i)
-        for (size_t j = 0; j < b.rows; ++j) wrong += std::isnan(widen(d[i * b.rows + j])) != (row_nan[i] || col_nan[j]);
+        for (size_t j = 0; j < b.rows; ++j)
+            wrong += std::isnan(widen(d[i * b.rows + j])) != (row_nan[i] || col_nan[j]);
     EXPECT_EQ(wrong, 0u);
 }
 
@@ -274,12 +277,21 @@ TEST(CpuBackend, WideScalesBeyondFloatRangeInTheMiddleOfASum) {
     // Blocks of A: 3 * 2^125, -3 * 2^125, 1.0; of B: 2^4, 2^4, 1.0. The first two block values are
     // +-32 * 3 * 2^129 = +-1.5 * 2^135 (past float32), the third 32. A plain fp32 accumulator
     // gives Inf - Inf = NaN; the exact result is 32.
-    const MxOperand a = make_mx(1, 96, [](size_t, size_t i) -> uint8_t { return i < 32 ? 0x5 : (i < 64 ? 0xD : 0x2); },
-                                [](size_t, size_t blk) -> uint8_t { return blk < 2 ? 252 : 127; });
+    const MxOperand a = make_mx(
+        1, 96, [](size_t, size_t i) -> uint8_t { return i < 32 ? 0x5 : (i < 64 ? 0xD : 0x2); },
+        [](size_t, size_t blk) -> uint8_t { return blk < 2 ? 252 : 127; });
     const MxOperand b = make_mx(1, 96, [](size_t, size_t) -> uint8_t { return 0x2; },
                                 [](size_t, size_t blk) -> uint8_t { return blk < 2 ? 131 : 127; });
     EXPECT_EQ(widen(run_cpu(a, b)[0]), 32.f);
     EXPECT_EQ(reference_gemm_mx(a, b, 1.f, 0.f, nullptr)[0], 32.f);
+
+    // A small block first (32 * 2^-100), then one 200 binades larger (32 * 2^100): the
+    // accumulator must move to the larger exponent, not scale the new block by 2^200 (Inf).
+    const MxOperand a2 = make_mx(1, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
+                                 [](size_t, size_t blk) -> uint8_t { return blk == 0 ? 27 : 227; });
+    const MxOperand b2 = make_mx(1, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
+                                 [](size_t, size_t) -> uint8_t { return 127; });
+    EXPECT_EQ(widen(run_cpu(a2, b2)[0]), std::ldexp(1.f, 105));
 }
 
 TEST(CpuBackend, WideScalesBelowFloatRangeScaledBackByAlpha) {
@@ -311,8 +323,8 @@ WideStats wide_stats(const MxOperand& a, const MxOperand& b, const char* label) 
         ++st.finite_compared;
         if (!(std::fabs(double(g) - w) <= kBf16Bound * std::fabs(w))) ++st.over_bound;
     }
-    std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref << " mismatches=" << r.mismatches << "/"
-              << r.total << ", outputs over 2^-8: " << st.over_bound << " of " << st.finite_compared
+    std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref << " mismatches=" << r.mismatches
+              << "/" << r.total << ", outputs over 2^-8: " << st.over_bound << " of " << st.finite_compared
               << " finite above atol\n";
     return st;
 }

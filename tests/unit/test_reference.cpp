@@ -130,7 +130,8 @@ TEST(Reference, ThreadCountDoesNotChangeTheResult) {
     for (int threads : {0, 2, 3, 8, 64}) {
         const auto many = reference_gemm(a.data(), b.data(), m, n, k, 1.25f, -0.5f, c.data(), threads);
         ASSERT_EQ(many.size(), one.size());
-        for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(many[i], one[i]) << "threads=" << threads << " i=" << i;
+        for (size_t i = 0; i < one.size(); ++i)
+            ASSERT_EQ(many[i], one[i]) << "threads=" << threads << " i=" << i;
     }
     // And each element is the plain in-order double sum.
     for (size_t i = 0; i < m; i += 9)
@@ -158,10 +159,12 @@ TEST(Reference, EmptyAndNullArguments) {
 TEST(ReferenceMx, HandComputedFromNibbles) {
     // The 2x2x32 case again, now as MXFP4: nibble 2 = 1.0, 1 = 0.5, 0xF = -6, 3 = 1.5, 6 = 4,
     // 0xC = -2; scales 128 = 2, 126 = 0.5, 127 = 1, 129 = 4.
-    const MxOperand a = make_mx(2, 32, [](size_t r, size_t i) -> uint8_t { return r == 0 ? 0x2 : (i < 16 ? 0x1 : 0xF); },
-                                [](size_t r, size_t) -> uint8_t { return r == 0 ? 128 : 126; });
-    const MxOperand b = make_mx(2, 32, [](size_t r, size_t i) -> uint8_t { return r == 0 ? 0x3 : (i % 2 ? 0xC : 0x6); },
-                                [](size_t r, size_t) -> uint8_t { return r == 0 ? 127 : 129; });
+    const MxOperand a = make_mx(
+        2, 32, [](size_t r, size_t i) -> uint8_t { return r == 0 ? 0x2 : (i < 16 ? 0x1 : 0xF); },
+        [](size_t r, size_t) -> uint8_t { return r == 0 ? 128 : 126; });
+    const MxOperand b = make_mx(
+        2, 32, [](size_t r, size_t i) -> uint8_t { return r == 0 ? 0x3 : (i % 2 ? 0xC : 0x6); },
+        [](size_t r, size_t) -> uint8_t { return r == 0 ? 127 : 129; });
     const std::vector<float> c = {1.f, 2.f, 3.f, 4.f};
     const auto d = reference_gemm_mx(a, b, 0.5f, 2.f, c.data());
     ASSERT_EQ(d.size(), 4u);

@@ -223,8 +223,8 @@ void cpu_gemm(const CpuGemmArgs& args, uint16_t* d, size_t ld) {
     check_operand(g.b, "B", g.n, "n", g.k);
     if (!d) throw Error(Errc::InvalidArgument, "cpu_gemm: output D is null (got nullptr): pass [m, ld] bf16");
     if (ld < g.n)
-        throw Error(Errc::InvalidArgument, "cpu_gemm: row stride ld (got " + show(ld) + ") is smaller than n (" +
-                                               show(g.n) + "): pass ld >= n");
+        throw Error(Errc::InvalidArgument, "cpu_gemm: row stride ld (got " + show(ld) +
+                                               ") is smaller than n (" + show(g.n) + "): pass ld >= n");
     if (g.splits < 1)
         throw Error(Errc::InvalidArgument,
                     "cpu_gemm: splits (got " + show(g.splits) + ") must be >= 1 (1 = no split-K)");
