@@ -306,47 +306,35 @@ TEST(CpuBackend, WideScalesBelowFloatRangeScaledBackByAlpha) {
     for (uint16_t v : run_cpu(a, b, o)) EXPECT_EQ(widen(v), std::ldexp(1.f, -94));
 }
 
-// Compares with the exact MXFP4 reference; returns {mismatches, outputs over 2^-8 among the finite
-// references above atol, how many those were}. Outputs that are the same Inf on both sides (also
-// a finite reference that rounds to that bf16 Inf) are left out of the 2^-8 count.
-struct WideStats { size_t mismatches, over_bound, finite_compared, total; };
-WideStats wide_stats(const MxOperand& a, const MxOperand& b, const char* label) {
-    const auto ref = reference_gemm_mx(a, b, 1.f, 0.f, nullptr);
-    const auto d = run_cpu(a, b);
-    const auto r = verify_bf16(d.data(), b.rows, ref.data(), a.rows, b.rows, default_tolerance(false));
-    EXPECT_EQ(r.nan_outputs, 0u);
-    WideStats st{r.mismatches, 0, 0, r.total};
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const float g = widen(d[i]), w = ref[i];
-        if (std::isinf(w) || (std::isinf(g) && float_to_bf16(w) == d[i])) continue;
-        if (std::fabs(w) <= r.atol) continue;
-        ++st.finite_compared;
-        if (!(std::fabs(double(g) - w) <= kBf16Bound * std::fabs(w))) ++st.over_bound;
-    }
-    std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref << " mismatches=" << r.mismatches
-              << "/" << r.total << ", outputs over 2^-8: " << st.over_bound << " of " << st.finite_compared
-              << " finite above atol\n";
-    return st;
-}
-
-// fp32 accumulation is exact within a block but not across blocks: where the largest blocks of an
-// output cancel exactly, what fp32 rounded away from the smaller ones is lost, as in any fp32
-// accumulator (the GPU kernels' too). docs/VERIFY.md counts these; the bound is 0.01 %.
+// Wide scales, against the exact MXFP4 reference (an in-order double sum is not exact once
+// products span more than 53 bits). fp32 accumulation is exact within a block, not across blocks:
+// where an output's largest blocks cancel exactly, what fp32 rounded away from the smaller ones is
+// lost, as in any fp32 accumulator (SplitKAddsChunkSumsInFp32InChunkOrder shows one). On these
+// data sets no output comes near that, so the bf16 bound holds; docs/VERIFY.md has the numbers.
 TEST(CpuBackend, WideScaleData) {
-    // DataKind::WideScale puts every row's block 1 in 191..254, so nearly every output is beyond
-    // float32 (Inf on both sides, which match).
-    const MxOperand a = make_operand(256, 1024, kSeedA, DataKind::WideScale);
+    // DataKind::WideScale: exponents 2^-30..2^30, each row spanning at least 48 binades.
+    MxOperand a = make_operand(256, 1024, kSeedA, DataKind::WideScale);
     MxOperand b = make_operand(256, 1024, kSeedB, DataKind::WideScale);
-    const WideStats full = wide_stats(a, b, "wide 256x256x1024");
-    EXPECT_LE(full.mismatches, full.total / 10000);
-    EXPECT_LE(full.over_bound, full.total / 10000);
-    // B's exponents folded into 1..85: outputs stay finite (block values 2^-252 .. 2^85 * 1152)
-    // while each row still spans more than 80 binades, far past FP8's window and float32's bottom.
-    for (uint8_t& e : b.scales) e = uint8_t(e / 3 + 1);
-    const WideStats finite = wide_stats(a, b, "wide 256x256x1024, B folded to 1..85");
-    EXPECT_LE(finite.mismatches, finite.total / 10000);
-    EXPECT_LE(finite.over_bound, finite.total / 10000);
-    EXPECT_GT(finite.finite_compared, finite.total / 20);
+    const auto check_wide = [&](const char* label) {
+        const auto ref = reference_gemm_mx(a, b, 1.f, 0.f, nullptr);
+        const auto d = run_cpu(a, b);
+        const auto r =
+            verify_bf16(d.data(), b.rows, ref.data(), a.rows, b.rows, default_tolerance(false));
+        std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref << " max_abs_err="
+                  << r.max_abs_err << " max_rel_err=" << r.max_rel_err << " mismatches=" << r.mismatches
+                  << "/" << r.total << "\n";
+        expect_bf16_exact(r);
+        size_t finite = 0;
+        for (float w : ref) finite += std::isfinite(w);
+        EXPECT_EQ(finite, ref.size());
+    };
+    check_wide("wide 256x256x1024");
+    // The whole E8M0 range: A's exponents stretched to 1..254, B's to 1..85, so block values run
+    // from 2^-252 (far below float32's 2^-149) to 2^85 * 1152 and outputs stay finite: most
+    // outputs mix blocks below float32's range with blocks 200+ binades above them.
+    for (uint8_t& e : a.scales) e = uint8_t(1 + (e - 97) * 253 / 60);
+    for (uint8_t& e : b.scales) e = uint8_t(1 + (e - 97) * 84 / 60);
+    check_wide("wide 256x256x1024, A exponents 1..254, B 1..85");
 }
 
 // ---- mechanics ------------------------------------------------------------------------------------
