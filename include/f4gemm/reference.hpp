@@ -21,7 +21,8 @@ std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size
 // float reference then makes Inf * 0 and Inf - Inf into NaN), and each output's k products are
 // summed exactly (exact 32-block sums, then an error-free expansion) and rounded once to double,
 // so even blocks that cancel across 500 binades give the true result. Equal to reference_gemm on
-// the dequantized operands wherever that one's double sum is exact (all seed-range data).
+// the dequantized operands wherever that one's double sum is exact (all seed-range data). Throws
+// Error(InvalidArgument) when the k differ, k % 32 != 0, or a buffer does not match its shape.
 std::vector<float> reference_gemm_mx(const MxOperand& a, const MxOperand& b, float alpha, float beta,
                                      const float* c, int threads = 0);
 
