@@ -58,7 +58,11 @@ constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThrea
 
 // Register budgets (setmaxnreg): 128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536.
 constexpr int kRegWG0 = 120;
-constexpr int kRegConsumer = kConsumers == 1 ? 232 : 192;
+constexpr int kRegConsumer = kConsumers == 1 ? 240 : 192;
+
+// Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
+constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
+static_assert(kSteps % 2 == 0, "A fragments and accumulators alternate by step parity across stages");
 
 static_assert(BLOCK_R % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 R rows per consumer WG");
 static_assert(BLOCK_S % 16 == 0 && BLOCK_S >= 16 && BLOCK_S <= 256, "wgmma N for e5m2, 8-row swizzle atoms");
@@ -104,10 +108,6 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-                 : "memory");
-}
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
     asm volatile(
         "{\n"
@@ -119,12 +119,12 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
         "r"(parity)
         : "memory");
 }
-__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-            smem_u32(dst)),
-        "l"(src), "r"(bytes), "r"(smem_u32(bar))
-        : "memory");
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
+// Arrives on the mbarrier once all prior cp.async of this thread have completed (counts as an arrival).
+__device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -137,8 +137,12 @@ __device__ __forceinline__ void named_barrier(int id, int count) {
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
 __device__ __forceinline__ void fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void fence_reg(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 template <int N>
 __device__ __forceinline__ void setmaxnreg_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
@@ -252,7 +256,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     extern __shared__ uint8_t smem_dyn[];
-    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_dyn) + 1023) & ~uintptr_t(1023));
+    // Align by offsetting the __shared__ pointer itself (not via uintptr_t): the compiler keeps the shared
+    // address space and emits LDS/STS instead of generic LD/ST.
+    uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
     uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // producer -> converter, consumers
     uint64_t* bar_raw_empty = bar_raw_full + kStages;                       // converter + consumers -> producer
     uint64_t* bar_s8_full = bar_raw_empty + kStages;                        // converter -> consumers
@@ -288,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // -----------------------------------------------------------------------------------------
     if (tid == 0) {
         for (int i = 0; i < kStages; ++i) {
-            mbar_init(&bar_raw_full[i], 1);
+            mbar_init(&bar_raw_full[i], 32);  // one cp.async arrive per producer lane
             mbar_init(&bar_raw_empty[i], kConvThreads + kConsumerThreads);
             mbar_init(&bar_s8_full[i], kConvThreads);
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
@@ -298,23 +304,28 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
 
-    // Producer: one warp, every lane issues bulk copies of whole 16B-aligned row segments.
+    // Producer: one warp; every lane copies 16-byte chunks with cp.async and then arms raw_full with
+    // cp.async.mbarrier.arrive.noinc, so the barrier completes when all of the warp's copies have landed.
+    // Measured: one cp.async.bulk per 64- or 128-byte row segment ran at ~32 ns per copy per SM (time
+    // scaled with the number of copies, not bytes), 10-20x too slow; a warp of LDGSTS moves 512 B/instr.
     auto produce = [&](int s) {
         const int slot = s % kStages;
-        if (lane == 0) {
-            mbar_wait(&bar_raw_empty[slot], ((s / kStages) & 1) ^ 1);
-            mbar_arrive_expect_tx(&bar_raw_full[slot], (BLOCK_R + BLOCK_S) * (K_STAGE / 2));
-        }
+        if (lane == 0) mbar_wait(&bar_raw_empty[slot], ((s / kStages) & 1) ^ 1);
         __syncwarp();
+        constexpr int kChunksPerRow = K_STAGE / 32;  // 16-byte chunks of fp4 per row per stage
         const long kbyte = (long)kb0 * 16 + (long)s * (K_STAGE / 2);
-        for (int r = lane; r < BLOCK_R + BLOCK_S; r += 32) {
+#pragma unroll 4
+        for (int i = lane; i < (BLOCK_R + BLOCK_S) * kChunksPerRow; i += 32) {
+            const int r = i / kChunksPerRow, ch = i % kChunksPerRow;
             const bool is_r = r < BLOCK_R;
             const int rr = is_r ? r : r - BLOCK_R;
-            const uint8_t* src = is_r ? gR + (long)(r0 + rr) * ldR + kbyte : gS + (long)(s0 + rr) * ldS + kbyte;
+            const uint8_t* src =
+                (is_r ? gR + (long)(r0 + rr) * ldR : gS + (long)(s0 + rr) * ldS) + kbyte + ch * 16;
             uint8_t* dst = smem + (is_r ? kOffRawR + slot * kRawRBytes : kOffRawS + slot * kRawSBytes) +
-                           rr * kRawPitch;
-            bulk_copy_g2s(dst, src, K_STAGE / 2, &bar_raw_full[slot]);
+                           rr * kRawPitch + ch * 16;
+            cp_async_16(dst, src);
         }
+        cp_async_mbar_arrive(&bar_raw_full[slot]);
     };
     const int prologue_stages = nks < kStages ? nks : kStages;
 
@@ -439,9 +450,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // =========================================================================================
     setmaxnreg_inc<kRegConsumer>();
     float acc[kAccRegs];
-    float frag[kAccRegs];
+    float frag[kDoubleFrag ? 2 : 1][kAccRegs];  // fresh per-k32 accumulators (wgmma D, output-only)
 #pragma unroll
-    for (int i = 0; i < kAccRegs; ++i) acc[i] = frag[i] = 0.0f;
+    for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
 
     const int ref0 = ref_r0.ref, ref1 = ref_r1.ref;
     const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // this thread's R scale rows
@@ -451,9 +462,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0));
         sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1));
     }
-    uint32_t a[4];
+    // A fragments, double-buffered by step parity: wgmma reads its register operands asynchronously, so
+    // the fragment of step j must stay untouched (and live) until its wgmma_wait, while the next one is
+    // converted. Seen on the device: with one buffer ptxas reused the A registers for address arithmetic
+    // right after QGMMA issue and corrupted the product.
+    uint32_t a[2][4];
 
-    // Loads and converts the A fragment of step j of stage s (waits for the stage at j == 0).
+    // Loads and converts the A fragment of step j of stage s into a[j % 2] (waits for the stage at j == 0).
     auto prep = [&](int s, int j) {
         const int slot = s % kStages;
         if (j == 0) {
@@ -471,38 +486,79 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         uint32_t l0, h0, l1, h1;
         make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
         make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
-        cvt8(x0, l0, h0, a[0], a[2]);
-        cvt8(x1, l1, h1, a[1], a[3]);
+        uint32_t (&af)[4] = a[j % 2];
+        cvt8(x0, l0, h0, af[0], af[2]);
+        cvt8(x1, l1, h1, af[1], af[3]);
         if (j == kSteps - 1) mbar_arrive(&bar_raw_empty[slot]);
     };
 
     if (nks > 0) prep(0, 0);
-    for (int s = 0; s < nks; ++s) {
-        const int slot = s % kStages;
-        mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-        const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
+    if constexpr (!kDoubleFrag) {
+        // One fresh accumulator: wgmma(j) runs while fragment j+1 is converted, then FADD; the other
+        // consumer warpgroup keeps the tensor cores busy while this one promotes.
+        for (int s = 0; s < nks; ++s) {
+            const int slot = s % kStages;
+            mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+            const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
 #pragma unroll
-        for (int j = 0; j < kSteps; ++j) {
-            const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
+            for (int j = 0; j < kSteps; ++j) {
+                const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
+                wgmma_fence();
+                Wgmma::mma(frag[0], a[j % 2], desc);
+                wgmma_commit();
+                if (j + 1 < kSteps) {
+                    prep(s, j + 1);
+                } else if (s + 1 < nks) {
+                    prep(s + 1, 0);
+                }
+                wgmma_wait<0>();
 #pragma unroll
-            for (int i = 0; i < kAccRegs; ++i) fence_reg(frag[i]);
-            wgmma_fence();
-            Wgmma::mma(frag, a, desc);
-            wgmma_commit();
-            // Next fragment is converted while the tensor cores work on this one.
-            if (j + 1 < kSteps) {
-                prep(s, j + 1);
-            } else if (s + 1 < nks) {
-                prep(s + 1, 0);
+                for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
+#pragma unroll
+                for (int i = 0; i < kAccRegs; ++i) {
+                    fence_reg(frag[0][i]);
+                    acc[i] += frag[0][i];
+                }
             }
-            wgmma_wait0();
-#pragma unroll
-            for (int i = 0; i < kAccRegs; ++i) {
-                fence_reg(frag[i]);
-                acc[i] += frag[i];
-            }
+            mbar_arrive(&bar_s8_empty[slot]);
         }
-        mbar_arrive(&bar_s8_empty[slot]);
+    } else if (nks > 0) {
+        // Two fresh accumulators: wgmma(q+1) is issued before the FADDs of step q, so every consumer
+        // warpgroup keeps one wgmma in flight while it promotes the previous one.
+        auto issue = [&](int s, int j, float (&f)[kAccRegs]) {
+            const int slot = s % kStages;
+            if (j == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+            const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
+            const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
+            // No register fence on f here: an asm that "defines" accumulator registers between wgmma issue
+            // and wait makes ptxas serialise every wgmma (C7515).
+            wgmma_fence();
+            Wgmma::mma(f, a[j % 2], desc);
+            wgmma_commit();
+        };
+        issue(0, 0, frag[0]);
+        for (int s = 0; s < nks; ++s) {
+#pragma unroll
+            for (int j = 0; j < kSteps; ++j) {
+                const bool last = (j + 1 == kSteps) && (s + 1 == nks);
+                if (!last) {
+                    const int sn = j + 1 < kSteps ? s : s + 1, jn = (j + 1) % kSteps;
+                    prep(sn, jn);  // writes a[(j+1)%2], whose wgmma (step q-1) completed last iteration
+                    issue(sn, jn, frag[(j + 1) % 2]);
+                    wgmma_wait<1>();
+                } else {
+                    wgmma_wait<0>();
+                }
+#pragma unroll
+                for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
+#pragma unroll
+                for (int i = 0; i < kAccRegs; ++i) {
+                    fence_reg(frag[j % 2][i]);
+                    acc[i] += frag[j % 2][i];
+                }
+            }
+            mbar_arrive(&bar_s8_empty[s % kStages]);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
