@@ -45,8 +45,8 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
 
 constexpr int kConsumers = BLOCK_R / 64;          // consumer warpgroups
-constexpr int kThreads = 128 * (1 + kConsumers);  // WG0 = producer warp + 3 converter warps
-constexpr int kConvThreads = 96;
+constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: S-operand copy + convert; WG1..: consumers
+constexpr int kConvThreads = 128;
 constexpr int kConsumerThreads = 128 * kConsumers;
 constexpr int kSteps = K_STAGE / 32;              // k32 wgmma steps (= scale blocks) per stage
 constexpr int kRawPitch = K_STAGE / 2 + 16;       // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
@@ -57,8 +57,8 @@ constexpr int kConvTasks = BLOCK_S * kSteps;      // (S row, scale block) pairs 
 constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThreads;
 
 // Register budgets (setmaxnreg): 128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536.
-constexpr int kRegWG0 = 120;
-constexpr int kRegConsumer = kConsumers == 1 ? 240 : 192;
+constexpr int kRegWG0 = 96;
+constexpr int kRegConsumer = kConsumers == 1 ? 240 : 208;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
 constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
@@ -70,7 +70,10 @@ static_assert(K_STAGE == 128 || K_STAGE == 256, "a stage is one or two 128-byte 
 static_assert(256 % TILE_M == 0 && 256 % TILE_N == 0,
               "tiles must divide 256 so that row loads stay inside the host's 256-row padding");
 static_assert(128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536, "register budget");
+static_assert(128 % BLOCK_S == 0, "a WG0 thread converts blocks of one S row");
+static_assert(kConvTasks % kConvThreads == 0, "every WG0 thread converts the same number of blocks");
 static_assert(kConvTasksPerThread <= 8, "converter prefetch registers");
+static_assert(kStages >= 3, "consumers keep kStages-1 copy groups in flight");
 
 // ---------------------------------------------------------------------------------------------
 // Shared-memory budget and carve-up (offsets from a 1024-byte aligned base)
@@ -81,8 +84,8 @@ constexpr int kRawSBytes = BLOCK_S * kRawPitch;  // per stage: (BLOCK_S, K_STAGE
 constexpr int kOffS8 = 0;
 constexpr int kOffRawR = kOffS8 + kStages * kS8Bytes;
 constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
-constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // 4 x kStages mbarriers
-constexpr int kOffRefS = kOffBar + 4 * kStages * 8;                        // (BLOCK_S) int ref exponent
+constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // 3 x kStages mbarriers
+constexpr int kOffRefS = kOffBar + 3 * kStages * 8;                        // (BLOCK_S) int ref exponent
 constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (BLOCK_S) int NaN flag
 constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
 constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
@@ -125,6 +128,11 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
 // Arrives on the mbarrier once all prior cp.async of this thread have completed (counts as an arrival).
 __device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -259,10 +267,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // Align by offsetting the __shared__ pointer itself (not via uintptr_t): the compiler keeps the shared
     // address space and emits LDS/STS instead of generic LD/ST.
     uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
-    uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // producer -> converter, consumers
-    uint64_t* bar_raw_empty = bar_raw_full + kStages;                       // converter + consumers -> producer
-    uint64_t* bar_s8_full = bar_raw_empty + kStages;                        // converter -> consumers
-    uint64_t* bar_s8_empty = bar_s8_full + kStages;                         // consumers -> converter
+    uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // S raw landed (cp.async arrive)
+    uint64_t* bar_s8_full = bar_raw_full + kStages;                         // WG0 -> consumers: e5m2 S ready
+    uint64_t* bar_s8_empty = bar_s8_full + kStages;                         // consumers -> WG0: slot free
     int* s_refS = reinterpret_cast<int*>(smem + kOffRefS);
     int* s_nanS = reinterpret_cast<int*>(smem + kOffNanS);
     int* s_wide = reinterpret_cast<int*>(smem + kOffMisc);
@@ -288,14 +295,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     split_range(p, blockIdx.z, kb0, kb1);
     const int nks = (kb1 - kb0) / kSteps;  // pipeline stages of this split
     const int nwords = (kb1 - kb0) / 8;    // u64 words of scales per row in range
+    const long kbyte0 = (long)kb0 * 16;    // byte offset of the split's K range in an fp4 row
 
     // -----------------------------------------------------------------------------------------
     // Barrier init
     // -----------------------------------------------------------------------------------------
     if (tid == 0) {
         for (int i = 0; i < kStages; ++i) {
-            mbar_init(&bar_raw_full[i], 32);  // one cp.async arrive per producer lane
-            mbar_init(&bar_raw_empty[i], kConvThreads + kConsumerThreads);
+            mbar_init(&bar_raw_full[i], kConvThreads);  // one cp.async arrive per WG0 thread
             mbar_init(&bar_s8_full[i], kConvThreads);
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
         }
@@ -304,46 +311,55 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
 
-    // Producer: one warp; every lane copies 16-byte chunks with cp.async and then arms raw_full with
-    // cp.async.mbarrier.arrive.noinc, so the barrier completes when all of the warp's copies have landed.
-    // Measured: one cp.async.bulk per 64- or 128-byte row segment ran at ~32 ns per copy per SM (time
-    // scaled with the number of copies, not bytes), 10-20x too slow; a warp of LDGSTS moves 512 B/instr.
-    auto produce = [&](int s) {
+    // Loads are spread over every warp: 16-byte cp.async, so that no single warp's limit on copies in
+    // flight caps the stream. Measured (device run 2): one producer warp copying everything moved only
+    // ~4-5 B/clk/SM whatever the tile, and all configs ran at that rate.
+    //   S rows: all of WG0, completion through raw_full (cp.async.mbarrier.arrive.noinc).
+    //   R rows: each consumer warp copies the 16 rows it reads itself (warp-private, cp.async groups).
+    constexpr int kChunks = K_STAGE / 32;  // 16-byte chunks per row per stage
+    auto produce_s = [&](int s) {
         const int slot = s % kStages;
-        if (lane == 0) mbar_wait(&bar_raw_empty[slot], ((s / kStages) & 1) ^ 1);
-        __syncwarp();
-        constexpr int kChunksPerRow = K_STAGE / 32;  // 16-byte chunks of fp4 per row per stage
-        const long kbyte = (long)kb0 * 16 + (long)s * (K_STAGE / 2);
-#pragma unroll 4
-        for (int i = lane; i < (BLOCK_R + BLOCK_S) * kChunksPerRow; i += 32) {
-            const int r = i / kChunksPerRow, ch = i % kChunksPerRow;
-            const bool is_r = r < BLOCK_R;
-            const int rr = is_r ? r : r - BLOCK_R;
-            const uint8_t* src =
-                (is_r ? gR + (long)(r0 + rr) * ldR : gS + (long)(s0 + rr) * ldS) + kbyte + ch * 16;
-            uint8_t* dst = smem + (is_r ? kOffRawR + slot * kRawRBytes : kOffRawS + slot * kRawSBytes) +
-                           rr * kRawPitch + ch * 16;
-            cp_async_16(dst, src);
+        const long kbyte = kbyte0 + (long)s * (K_STAGE / 2);
+#pragma unroll
+        for (int i = tid; i < BLOCK_S * kChunks; i += kConvThreads) {
+            const int r = i / kChunks, ch = i % kChunks;
+            cp_async_16(smem + kOffRawS + slot * kRawSBytes + r * kRawPitch + ch * 16,
+                        gS + (long)(s0 + r) * ldS + kbyte + ch * 16);
         }
         cp_async_mbar_arrive(&bar_raw_full[slot]);
     };
-    const int prologue_stages = nks < kStages ? nks : kStages;
-
-    // -----------------------------------------------------------------------------------------
-    // Prologue: the producer starts the first stages while everyone else scans the block scales of
-    // its rows (reference exponents, NaN rows, foldability).
-    // -----------------------------------------------------------------------------------------
-    const int cw = warp / 4 - 1;            // consumer warpgroup index (consumers only)
+    const int cw = warp / 4 - 1;  // consumer warpgroup index (consumers only)
     const int g = (lane / 4), t = lane % 4;
     const int rr0 = cw * 64 + (warp % 4) * 16 + g, rr1 = rr0 + 8;  // consumer's R rows (tile-local)
-    RowRef ref_r0{127, false, false}, ref_r1{127, false, false};
-    if (warp == 0) {
-        for (int s = 0; s < prologue_stages; ++s) produce(s);
-    } else if (warp < 4) {
-        // S rows: 8 lanes per row, 12 rows in flight.
-        const int ctid = tid - 32, part = ctid % 8;
+    const int rwarp0 = cw * 64 + (warp % 4) * 16;                   // first of the warp's 16 R rows
+    auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s, one commit group
+        if (s < nks) {
+            const int slot = s % kStages;
+            const long kbyte = kbyte0 + (long)s * (K_STAGE / 2);
+#pragma unroll
+            for (int i = lane; i < 16 * kChunks; i += 32) {
+                const int r = rwarp0 + i / kChunks, ch = i % kChunks;
+                cp_async_16(smem + kOffRawR + slot * kRawRBytes + r * kRawPitch + ch * 16,
+                            gR + (long)(r0 + r) * ldR + kbyte + ch * 16);
+            }
+        }
+        cp_async_commit();  // empty groups past the end keep the group arithmetic uniform
+    };
+    const int prologue_s = nks < kStages ? nks : kStages;
+
+    // -----------------------------------------------------------------------------------------
+    // Prologue: the first stages are put in flight, then the block scales of every row are scanned
+    // (reference exponents, NaN rows, foldability) while they land.
+    // -----------------------------------------------------------------------------------------
+    int ref0 = 127, ref1 = 127;  // consumer rows rr0, rr1: reference exponents
+    int nan_r = 0;               // bit h: row rr0 (h = 0) / rr1 (h = 1) has a NaN scale
+    if (warp < 4) {
+#pragma unroll 1
+        for (int s = 0; s < prologue_s; ++s) produce_s(s);
+        // S rows: 8 lanes per row, 16 rows in flight.
+        const int part = tid % 8;
         for (int rb = 0; rb < BLOCK_S; rb += kConvThreads / 8) {
-            const int row = rb + ctid / 8;
+            const int row = rb + tid / 8;
             const bool in_tile = row < BLOCK_S;
             const bool valid = in_tile && s0 + row < s_rows;
             const RowRef rf = scan_row(gSs + (long)(s0 + (in_tile ? row : 0)) * ldSs + kb0, nwords, part, 8, valid);
@@ -354,11 +370,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             }
         }
     } else {
+#pragma unroll 1
+        for (int s = 0; s < kStages - 1; ++s) produce_r(s);
         // R rows: the 4 lanes of a quad share two rows.
         const bool v0 = r0 + rr0 < r_rows, v1 = r0 + rr1 < r_rows;
-        ref_r0 = scan_row(gRs + (long)(r0 + rr0) * ldRs + kb0, nwords, t, 4, v0);
-        ref_r1 = scan_row(gRs + (long)(r0 + rr1) * ldRs + kb0, nwords, t, 4, v1);
-        if (t == 0 && (ref_r0.wide || ref_r1.wide)) *s_wide = 1;
+        const RowRef f0 = scan_row(gRs + (long)(r0 + rr0) * ldRs + kb0, nwords, t, 4, v0);
+        const RowRef f1 = scan_row(gRs + (long)(r0 + rr1) * ldRs + kb0, nwords, t, 4, v1);
+        ref0 = f0.ref;
+        ref1 = f1.ref;
+        nan_r = (f0.nan ? 1 : 0) | (f1.nan ? 2 : 0);
+        if (t == 0 && (f0.wide || f1.wide)) *s_wide = 1;
     }
     __syncthreads();
 
@@ -366,8 +387,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // Exact path for tiles whose scales do not fold into e5m2 (rows spanning > 26 binades).
     // -----------------------------------------------------------------------------------------
     if (*s_wide) {
-        if (warp == 0 && lane == 0)
-            for (int s = 0; s < prologue_stages; ++s) mbar_wait(&bar_raw_full[s], 0);  // drain copies
+        cp_async_wait<0>();  // no copy may land in the staging area exact_tile reuses
+        if (warp < 4)
+            for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
         __syncthreads();
         exact_tile<kThreads>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
         if (p.splits > 1)
@@ -376,70 +398,53 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
 
     if (warp < 4) {
+        // =====================================================================================
+        // WG0: S operand. Per stage: raw fp4 rows -> e5m2 with scales folded, SW128 K-major, once
+        // for both consumer warpgroups; then the freed raw slot is refilled kStages ahead.
+        // Task i = (row i % BLOCK_S, block i / BLOCK_S); a thread keeps one row.
+        // =====================================================================================
         setmaxnreg_dec<kRegWG0>();
-        if (warp == 0) {
-            // -------------------------------------------------------------------------------------
-            // Producer
-            // -------------------------------------------------------------------------------------
-            for (int s = prologue_stages; s < nks; ++s) produce(s);
-        } else {
-            // -------------------------------------------------------------------------------------
-            // Converter: raw S rows (fp4) -> e5m2 with scales folded, SW128 K-major, once per stage
-            // for both consumer warpgroups. Task i = (row i % BLOCK_S, block i / BLOCK_S).
-            // -------------------------------------------------------------------------------------
-            const int ctid = tid - 32;
-            int ref[kConvTasksPerThread];
-            uint32_t sc_next[kConvTasksPerThread];
+        const int row = tid % BLOCK_S;
+        const int ref = s_refS[row];
+        const uint8_t* sc_src = gSs + (long)(s0 + row) * ldSs + kb0;  // (nks * kSteps) scale bytes
+        uint32_t sc_next[kConvTasksPerThread];
+#pragma unroll
+        for (int u = 0; u < kConvTasksPerThread; ++u)
+            sc_next[u] = nks > 0 ? __ldg(sc_src + (tid + u * kConvThreads) / BLOCK_S) : 0u;
+        for (int s = 0; s < nks; ++s) {
+            const int slot = s % kStages;
+            const uint32_t par = (s / kStages) & 1;
+            uint32_t sc[kConvTasksPerThread];
 #pragma unroll
             for (int u = 0; u < kConvTasksPerThread; ++u) {
-                const int i = ctid + u * kConvThreads;
-                ref[u] = i < kConvTasks ? s_refS[i % BLOCK_S] : 0;
+                sc[u] = sc_next[u];  // scale bytes are loaded one stage ahead
+                if (s + 1 < nks) sc_next[u] = __ldg(sc_src + (s + 1) * kSteps + (tid + u * kConvThreads) / BLOCK_S);
             }
-            // Scale bytes of the next stage are loaded one stage ahead (global latency off the path).
-            const uint8_t* sc_src[kConvTasksPerThread];
+            mbar_wait(&bar_raw_full[slot], par);
+            mbar_wait(&bar_s8_empty[slot], par ^ 1);
+            const uint8_t* raw = smem + kOffRawS + slot * kRawSBytes;
+            uint8_t* s8 = smem + kOffS8 + slot * kS8Bytes;
 #pragma unroll
             for (int u = 0; u < kConvTasksPerThread; ++u) {
-                const int i = min(ctid + u * kConvThreads, kConvTasks - 1);
-                sc_src[u] = gSs + (long)(s0 + i % BLOCK_S) * ldSs + kb0 + i / BLOCK_S;
-                sc_next[u] = nks > 0 ? __ldg(sc_src[u]) : 0u;
+                const int j = (tid + u * kConvThreads) / BLOCK_S;
+                uint32_t lut_lo, lut_hi;
+                make_lut((int)sc[u] - ref, lut_lo, lut_hi);
+                const uint4 x = *reinterpret_cast<const uint4*>(raw + row * kRawPitch + j * 16);
+                uint4 lo, hi;
+                cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
+                cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
+                cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
+                cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
+                // (K_STAGE/128, BLOCK_S, 128 B): 16-byte chunk c of a row lands at c ^ (row % 8)
+                uint8_t* dst_row = s8 + (j / 4) * (BLOCK_S * 128) + row * 128;
+                const int c_lo = 2 * (j % 4), sw = row & 7;
+                *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
+                *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
             }
-            for (int s = 0; s < nks; ++s) {
-                const int slot = s % kStages;
-                const uint32_t par = (s / kStages) & 1;
-                uint32_t sc[kConvTasksPerThread];
-#pragma unroll
-                for (int u = 0; u < kConvTasksPerThread; ++u) {
-                    sc[u] = sc_next[u];
-                    if (s + 1 < nks) sc_next[u] = __ldg(sc_src[u] + (s + 1) * kSteps);
-                }
-                mbar_wait(&bar_raw_full[slot], par);
-                mbar_wait(&bar_s8_empty[slot], par ^ 1);
-                const uint8_t* raw = smem + kOffRawS + slot * kRawSBytes;
-                uint8_t* s8 = smem + kOffS8 + slot * kS8Bytes;
-#pragma unroll
-                for (int u = 0; u < kConvTasksPerThread; ++u) {
-                    const int i = ctid + u * kConvThreads;
-                    if (i < kConvTasks) {
-                        const int row = i % BLOCK_S, j = i / BLOCK_S;
-                        uint32_t lut_lo, lut_hi;
-                        make_lut((int)sc[u] - ref[u], lut_lo, lut_hi);
-                        const uint4 x = *reinterpret_cast<const uint4*>(raw + row * kRawPitch + j * 16);
-                        uint4 lo, hi;
-                        cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
-                        cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
-                        cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
-                        cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
-                        // (kKAtoms, BLOCK_S, 128 B): 16-byte chunk c of a row lands at c ^ (row % 8)
-                        uint8_t* dst_row = s8 + (j / 4) * (BLOCK_S * 128) + row * 128;
-                        const int c_lo = 2 * (j % 4), sw = row & 7;
-                        *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
-                        *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
-                    }
-                }
-                fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
-                mbar_arrive(&bar_s8_full[slot]);
-                mbar_arrive(&bar_raw_empty[slot]);
-            }
+            fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
+            mbar_arrive(&bar_s8_full[slot]);
+            named_barrier(2, kConvThreads);  // every WG0 thread is done reading raw slot `slot`
+            if (s + kStages < nks) produce_s(s + kStages);
         }
         return;
     }
@@ -454,7 +459,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
 
-    const int ref0 = ref_r0.ref, ref1 = ref_r1.ref;
     const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // this thread's R scale rows
     const uint8_t* srow1 = gRs + (long)(r0 + rr1) * ldRs + kb0;
     ScaleWord sc_next0 = 0, sc_next1 = 0, sc0 = 0, sc1 = 0;
@@ -468,11 +472,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // right after QGMMA issue and corrupted the product.
     uint32_t a[2][4];
 
-    // Loads and converts the A fragment of step j of stage s into a[j % 2] (waits for the stage at j == 0).
+    // Loads and converts the A fragment of step j of stage s into a[j % 2]. At j == 0: waits for this
+    // warp's copies of stage s, then refills the slot read during stage s-1 with stage s + kStages - 1.
     auto prep = [&](int s, int j) {
         const int slot = s % kStages;
         if (j == 0) {
-            mbar_wait(&bar_raw_full[slot], (s / kStages) & 1);
+            cp_async_wait<kStages - 2>();  // groups committed: stages 0 .. s+kStages-2
+            __syncwarp();                  // ... and the other lanes' copies of this warp are visible
+            produce_r(s + kStages - 1);
             sc0 = sc_next0;
             sc1 = sc_next1;
             if (s + 1 < nks) {
@@ -489,7 +496,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         uint32_t (&af)[4] = a[j % 2];
         cvt8(x0, l0, h0, af[0], af[2]);
         cvt8(x1, l1, h1, af[1], af[3]);
-        if (j == kSteps - 1) mbar_arrive(&bar_raw_empty[slot]);
     };
 
     if (nks > 0) prep(0, 0);
@@ -575,11 +581,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int rr = h ? rr1 : rr0;
-            const RowRef& rf = h ? ref_r1 : ref_r0;
-            float v0 = ldexpf(acc[4 * i + 2 * h], rf.ref - 127 + eS0);
-            float v1 = ldexpf(acc[4 * i + 2 * h + 1], rf.ref - 127 + eS1);
-            if (rf.nan || nS0) v0 = qnan;
-            if (rf.nan || nS1) v1 = qnan;
+            const int eR = (h ? ref1 : ref0) - 127;
+            const bool nR = (nan_r >> h) & 1;
+            float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
+            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);
+            if (nR || nS0) v0 = qnan;
+            if (nR || nS1) v1 = qnan;
             if (!kSwapAB) {
                 store_pair(p, geo, m0 + rr, n0 + c, v0, v1, pair_ok);
             } else {
