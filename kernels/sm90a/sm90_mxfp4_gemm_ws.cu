@@ -56,9 +56,12 @@ constexpr int kAccRegs = BLOCK_S / 2;             // fp32 accumulator registers 
 constexpr int kConvTasks = BLOCK_S * kSteps;      // (S row, scale block) pairs per stage
 constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThreads;
 
-// Register budgets (setmaxnreg): 128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536.
+// Register budgets (setmaxnreg). The pool is what the CTA got at launch, not the whole register file:
+// __launch_bounds__(kThreads, 1) caps a thread at kLaunchRegs, and setmaxnreg.inc blocks until the pool
+// can satisfy it. Seen on the device: 96 + 2 x 208 > 3 x 168 hung every 2-consumer config.
+constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
 constexpr int kRegWG0 = 96;
-constexpr int kRegConsumer = kConsumers == 1 ? 240 : 208;
+constexpr int kRegConsumer = kConsumers == 1 ? 240 : 200;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
 constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
@@ -69,7 +72,9 @@ static_assert(BLOCK_S % 16 == 0 && BLOCK_S >= 16 && BLOCK_S <= 256, "wgmma N for
 static_assert(K_STAGE == 128 || K_STAGE == 256, "a stage is one or two 128-byte swizzle atoms of fp8");
 static_assert(256 % TILE_M == 0 && 256 % TILE_N == 0,
               "tiles must divide 256 so that row loads stay inside the host's 256-row padding");
-static_assert(128 * (kRegWG0 + kConsumers * kRegConsumer) <= 65536, "register budget");
+static_assert(kRegWG0 + kConsumers * kRegConsumer <= (1 + kConsumers) * kLaunchRegs,
+              "setmaxnreg budget exceeds the registers allocated at launch: inc would never return");
+static_assert(kRegWG0 % 8 == 0 && kRegConsumer % 8 == 0, "setmaxnreg takes multiples of 8");
 static_assert(128 % BLOCK_S == 0, "a WG0 thread converts blocks of one S row");
 static_assert(kConvTasks % kConvThreads == 0, "every WG0 thread converts the same number of blocks");
 static_assert(kConvTasksPerThread <= 8, "converter prefetch registers");

@@ -14,8 +14,8 @@ MAN="$K/f4gemm_bf16_per1x32Fp4.csv"
 LOG="$OUTDIR/harness.log"
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader
-echo "== resource usage (cuobjdump -res-usage; QGMMA count in SASS)"
-for c in "$K"/*.cubin; do
+[ -z "${F4GEMM_SKIP_RES:-}" ] && echo "== resource usage (cuobjdump -res-usage; QGMMA count in SASS)"
+[ -z "${F4GEMM_SKIP_RES:-}" ] && for c in "$K"/*.cubin; do
     n=$(basename "$c" .cubin)
     res=$(cuobjdump -res-usage "$c" 2>/dev/null | grep -o "REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*" | head -1)
     q=$(cuobjdump -sass "$c" 2>/dev/null | grep -c QGMMA)
