@@ -43,4 +43,4 @@ grep -E "^RESULT" "$LOG" | awk '{
     for (i=8;i<=NF;i++) if ($i ~ /^(max_rel_err|mismatches|us|TF\/s|GB\/s)=/ || $i=="PASS" || $i=="FAIL") line=line" "$i;
     print line }'
 grep -E "rc=|CUDA error" "$LOG"
-echo "passed: $(grep -c ' PASS$' "$LOG")  failed: $(grep -c ' FAIL$' "$LOG")"
+echo "passed: $(grep -c '^RESULT.* PASS$' "$LOG")  failed: $(grep -c '^RESULT.* FAIL$' "$LOG")"
