@@ -19,9 +19,9 @@
 #define F4GEMM_SM90A_ENABLED 0
 #endif
 
-#define F4GEMM_TRAP_WRONG_ARCH()  \
-    do {                          \
-        asm volatile("trap;");    \
+#define F4GEMM_TRAP_WRONG_ARCH() \
+    do {                         \
+        asm volatile("trap;");   \
     } while (0)
 
 namespace f4gemm {
@@ -31,20 +31,20 @@ namespace sm90 {
 // Problem view: everything a kernel reads from the argument block, in bytes/elements.
 // ---------------------------------------------------------------------------------------------
 struct Problem {
-    const uint8_t* A;    // (Mpad, K/2) fp4x2, row-major, element 2i in the low nibble
-    const uint8_t* B;    // (Npad, K/2) fp4x2, row-major
-    const uint8_t* sA;   // (Mpad, K/32) e8m0, row-major
-    const uint8_t* sB;   // (Npad, K/32) e8m0, row-major
+    const uint8_t* A;        // (Mpad, K/2) fp4x2, row-major, element 2i in the low nibble
+    const uint8_t* B;        // (Npad, K/2) fp4x2, row-major
+    const uint8_t* sA;       // (Mpad, K/32) e8m0, row-major
+    const uint8_t* sB;       // (Npad, K/32) e8m0, row-major
     const __nv_bfloat16* C;  // (M, N) bf16, row stride ldc elements; null when beta == 0
     __nv_bfloat16* D;        // (M, N) bf16, row stride ldd elements
     float* ws;               // fp32 partials [splits][Mr][Nr] then uint32 counters [tiles_m*tiles_n]
     float alpha, beta;
     int M, N, K;
-    int lda, ldb;            // bytes per row of A / B (stride_A0 / 2, stride_B0 / 2)
-    int ldsa, ldsb;          // bytes per row of the scales
-    int ldd, ldc;            // elements per row of D / C
-    int splits;              // gridDim.z actually launched
-    int k_per_split;         // K elements per split (multiple of 256)
+    int lda, ldb;     // bytes per row of A / B (stride_A0 / 2, stride_B0 / 2)
+    int ldsa, ldsb;   // bytes per row of the scales
+    int ldd, ldc;     // elements per row of D / C
+    int splits;       // gridDim.z actually launched
+    int k_per_split;  // K elements per split (multiple of 256)
 };
 
 __device__ __forceinline__ Problem load_problem(const F4gemmSm90Args& a) {
@@ -111,7 +111,7 @@ __device__ __forceinline__ float epilogue_value(const Problem& p, int m, int n, 
 }
 
 struct SplitGeometry {
-    int Mr, Nr;          // M, N rounded up to the tile
+    int Mr, Nr;  // M, N rounded up to the tile
     int tiles_m, tiles_n;
 };
 
@@ -125,20 +125,16 @@ __device__ __forceinline__ SplitGeometry split_geometry(const Problem& p, int ti
 }
 
 // Partial slab of split z: fp32 (Mr, Nr) row-major at ws + z*Mr*Nr.
-__device__ __forceinline__ float* partial_ptr(const Problem& p, const SplitGeometry& g, int z, int m,
-                                              int n) {
+__device__ __forceinline__ float* partial_ptr(const Problem& p, const SplitGeometry& g, int z, int m, int n) {
     return p.ws + ((long)z * g.Mr + m) * (long)g.Nr + n;
 }
 
-__device__ __forceinline__ uint32_t* tile_counter(const Problem& p, const SplitGeometry& g, int tm,
-                                                  int tn) {
-    uint32_t* counters =
-        reinterpret_cast<uint32_t*>(p.ws + (long)p.splits * (long)g.Mr * (long)g.Nr);
+__device__ __forceinline__ uint32_t* tile_counter(const Problem& p, const SplitGeometry& g, int tm, int tn) {
+    uint32_t* counters = reinterpret_cast<uint32_t*>(p.ws + (long)p.splits * (long)g.Mr * (long)g.Nr);
     return counters + (long)tm * g.tiles_n + tn;
 }
 
-__device__ __forceinline__ void store_value(const Problem& p, const SplitGeometry& g, int m, int n,
-                                            float v) {
+__device__ __forceinline__ void store_value(const Problem& p, const SplitGeometry& g, int m, int n, float v) {
     if (p.splits > 1) {
         *partial_ptr(p, g, blockIdx.z, m, n) = v;
     } else if (m < p.M && n < p.N) {
@@ -147,8 +143,8 @@ __device__ __forceinline__ void store_value(const Problem& p, const SplitGeometr
 }
 
 // Two horizontally adjacent values (n even, N % 16 == 0 so n < N implies n + 1 < N).
-__device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry& g, int m, int n,
-                                           float v0, float v1, bool pair_ok) {
+__device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry& g, int m, int n, float v0,
+                                           float v1, bool pair_ok) {
     if (p.splits > 1) {
         *reinterpret_cast<float2*>(partial_ptr(p, g, blockIdx.z, m, n)) = make_float2(v0, v1);
     } else if (m < p.M && n < p.N) {
@@ -176,8 +172,8 @@ __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry
 // ---------------------------------------------------------------------------------------------
 template <typename Sync>
 __device__ __forceinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn,
-                                              int tile_m, int tile_n, int tid, int nthreads,
-                                              int* flag, Sync sync) {
+                                              int tile_m, int tile_n, int tid, int nthreads, int* flag,
+                                              Sync sync) {
     __threadfence();  // make this thread's partial stores visible device-wide
     sync();
     if (tid == 0) {
@@ -212,14 +208,14 @@ constexpr int kExactSub = 64;
 constexpr int kExactSmemBytes = 2 * kExactSub * 33 * 4 + 2 * kExactSub * 8;
 
 template <int NT>
-__device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int n0, int tile_m,
-                           int tile_n, int kb0, int kb1, uint8_t* smem, int tid) {
+__device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int n0, int tile_m, int tile_n,
+                           int kb0, int kb1, uint8_t* smem, int tid) {
     static_assert(NT >= 256, "256 threads compute a 64x64 sub-tile as 16x16 threads of 4x4 outputs");
-    float* a_val = reinterpret_cast<float*>(smem);   // (64, 33) f32: e2m1 values of A, one k-block
-    float* b_val = a_val + kExactSub * 33;            // (64, 33) f32: e2m1 values of B
+    float* a_val = reinterpret_cast<float*>(smem);  // (64, 33) f32: e2m1 values of A, one k-block
+    float* b_val = a_val + kExactSub * 33;          // (64, 33) f32: e2m1 values of B
     double* a_sc = reinterpret_cast<double*>(b_val + kExactSub * 33);  // (64) 2^(ea-127) or NaN
     double* b_sc = a_sc + kExactSub;                                   // (64) 2^(eb-127) or NaN
-    const int rows_a = (p.M + 255) / 256 * 256;  // the host pads A and B rows to 256
+    const int rows_a = (p.M + 255) / 256 * 256;                        // the host pads A and B rows to 256
     const int rows_b = (p.N + 255) / 256 * 256;
     const bool computes = tid < 256;
     const int ty = (tid % 256) / 16, tx = tid % 16;  // outputs (ty + 16i, tx + 16j), i, j < 4

@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #if F4GEMM_SM90A_ENABLED
     using namespace f4gemm::sm90;
     extern __shared__ __align__(16) uint8_t smem[];  // kExactSmemBytes: exact_tile staging
-    __shared__ int s_last;                            // split-K: is this CTA the last to arrive?
+    __shared__ int s_last;                           // split-K: is this CTA the last to arrive?
 
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, kTileM, kTileN);
@@ -35,8 +35,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     exact_tile<kThreads>(p, g, tm * kTileM, tn * kTileN, kTileM, kTileN, kb0, kb1, smem, threadIdx.x);
 
     if (p.splits > 1) {
-        splitk_finish(p, g, tm, tn, kTileM, kTileN, threadIdx.x, kThreads, &s_last,
-                      [] { __syncthreads(); });
+        splitk_finish(p, g, tm, tn, kTileM, kTileN, threadIdx.x, kThreads, &s_last, [] { __syncthreads(); });
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();

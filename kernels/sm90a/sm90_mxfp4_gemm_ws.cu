@@ -48,12 +48,12 @@ constexpr int kConsumers = BLOCK_R / 64;          // consumer warpgroups
 constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: S-operand copy + convert; WG1..: consumers
 constexpr int kConvThreads = 128;
 constexpr int kConsumerThreads = 128 * kConsumers;
-constexpr int kSteps = K_STAGE / 32;              // k32 wgmma steps (= scale blocks) per stage
-constexpr int kRawPitch = K_STAGE / 2 + 16;       // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
+constexpr int kSteps = K_STAGE / 32;         // k32 wgmma steps (= scale blocks) per stage
+constexpr int kRawPitch = K_STAGE / 2 + 16;  // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
 constexpr int TILE_M = kSwapAB ? BLOCK_S : BLOCK_R;
 constexpr int TILE_N = kSwapAB ? BLOCK_R : BLOCK_S;
-constexpr int kAccRegs = BLOCK_S / 2;             // fp32 accumulator registers per consumer thread
-constexpr int kConvTasks = BLOCK_S * kSteps;      // (S row, scale block) pairs per stage
+constexpr int kAccRegs = BLOCK_S / 2;         // fp32 accumulator registers per consumer thread
+constexpr int kConvTasks = BLOCK_S * kSteps;  // (S row, scale block) pairs per stage
 constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThreads;
 
 // Register budgets (setmaxnreg). The pool is what the CTA got at launch, not the whole register file:
@@ -134,7 +134,9 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
 __device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
@@ -148,14 +150,22 @@ __device__ __forceinline__ void fence_barrier_init() {
 __device__ __forceinline__ void named_barrier(int id, int count) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
-__device__ __forceinline__ void fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
-__device__ __forceinline__ void fence_reg(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+__device__ __forceinline__ void fence_reg(float& r) {
+    asm volatile("" : "+f"(r)::"memory");
+}
+__device__ __forceinline__ void fence_reg(uint32_t& r) {
+    asm volatile("" : "+r"(r)::"memory");
+}
 template <int N>
 __device__ __forceinline__ void setmaxnreg_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
@@ -189,7 +199,8 @@ __device__ __forceinline__ void make_lut(int d, uint32_t& lut_lo, uint32_t& lut_
     lut_hi = (uint32_t)d * 0x04040404u + kLutHi0;
 }
 
-__device__ __forceinline__ void cvt8(uint32_t x, uint32_t lut_lo, uint32_t lut_hi, uint32_t& lo, uint32_t& hi) {
+__device__ __forceinline__ void cvt8(uint32_t x, uint32_t lut_lo, uint32_t lut_hi, uint32_t& lo,
+                                     uint32_t& hi) {
     const uint32_t mag = x & 0x77777777u;
     const uint32_t ml = prmt(lut_lo, lut_hi, mag);
     const uint32_t mh = prmt(lut_lo, lut_hi, mag >> 16);
@@ -205,9 +216,9 @@ __device__ __forceinline__ void cvt8(uint32_t x, uint32_t lut_lo, uint32_t lut_h
 // range, read as u64 words by `nparts` cooperating lanes (consecutive lanes, nparts a power of two).
 // ---------------------------------------------------------------------------------------------
 struct RowRef {
-    int ref;   // reference exponent: d = e - ref lies in [-13, 13] when the row is foldable
-    bool nan;  // some block scale of the row is 0xFF
-    bool wide; // exponents span more than 2*kWindow binades: not foldable, take the exact path
+    int ref;    // reference exponent: d = e - ref lies in [-13, 13] when the row is foldable
+    bool nan;   // some block scale of the row is 0xFF
+    bool wide;  // exponents span more than 2*kWindow binades: not foldable, take the exact path
 };
 
 __device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords, int part, int nparts,
@@ -273,8 +284,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // address space and emits LDS/STS instead of generic LD/ST.
     uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
     uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // S raw landed (cp.async arrive)
-    uint64_t* bar_s8_full = bar_raw_full + kStages;                         // WG0 -> consumers: e5m2 S ready
-    uint64_t* bar_s8_empty = bar_s8_full + kStages;                         // consumers -> WG0: slot free
+    uint64_t* bar_s8_full = bar_raw_full + kStages;                        // WG0 -> consumers: e5m2 S ready
+    uint64_t* bar_s8_empty = bar_s8_full + kStages;                        // consumers -> WG0: slot free
     int* s_refS = reinterpret_cast<int*>(smem + kOffRefS);
     int* s_nanS = reinterpret_cast<int*>(smem + kOffNanS);
     int* s_wide = reinterpret_cast<int*>(smem + kOffMisc);
@@ -287,9 +298,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const int m0 = tm * TILE_M, n0 = tn * TILE_N;
 
     // Operand views: R (register side, wgmma M) and S (shared-memory side, wgmma N).
-    const uint8_t* gR = kSwapAB ? p.B : p.A;        // (rows, K/2) fp4x2
+    const uint8_t* gR = kSwapAB ? p.B : p.A;  // (rows, K/2) fp4x2
     const uint8_t* gS = kSwapAB ? p.A : p.B;
-    const uint8_t* gRs = kSwapAB ? p.sB : p.sA;     // (rows, K/32) e8m0
+    const uint8_t* gRs = kSwapAB ? p.sB : p.sA;  // (rows, K/32) e8m0
     const uint8_t* gSs = kSwapAB ? p.sA : p.sB;
     const int ldR = kSwapAB ? p.ldb : p.lda, ldS = kSwapAB ? p.lda : p.ldb;
     const int ldRs = kSwapAB ? p.ldsb : p.ldsa, ldSs = kSwapAB ? p.ldsa : p.ldsb;
@@ -336,7 +347,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const int cw = warp / 4 - 1;  // consumer warpgroup index (consumers only)
     const int g = (lane / 4), t = lane % 4;
     const int rr0 = cw * 64 + (warp % 4) * 16 + g, rr1 = rr0 + 8;  // consumer's R rows (tile-local)
-    const int rwarp0 = cw * 64 + (warp % 4) * 16;                   // first of the warp's 16 R rows
+    const int rwarp0 = cw * 64 + (warp % 4) * 16;                  // first of the warp's 16 R rows
     auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s, one commit group
         if (s < nks) {
             const int slot = s % kStages;
@@ -367,7 +378,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             const int row = rb + tid / 8;
             const bool in_tile = row < BLOCK_S;
             const bool valid = in_tile && s0 + row < s_rows;
-            const RowRef rf = scan_row(gSs + (long)(s0 + (in_tile ? row : 0)) * ldSs + kb0, nwords, part, 8, valid);
+            const RowRef rf =
+                scan_row(gSs + (long)(s0 + (in_tile ? row : 0)) * ldSs + kb0, nwords, part, 8, valid);
             if (in_tile && part == 0) {
                 s_refS[row] = rf.ref;
                 s_nanS[row] = rf.nan ? 1 : 0;
@@ -423,7 +435,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int u = 0; u < kConvTasksPerThread; ++u) {
                 sc[u] = sc_next[u];  // scale bytes are loaded one stage ahead
-                if (s + 1 < nks) sc_next[u] = __ldg(sc_src + (s + 1) * kSteps + (tid + u * kConvThreads) / BLOCK_S);
+                if (s + 1 < nks)
+                    sc_next[u] = __ldg(sc_src + (s + 1) * kSteps + (tid + u * kConvThreads) / BLOCK_S);
             }
             mbar_wait(&bar_raw_full[slot], par);
             mbar_wait(&bar_s8_empty[slot], par ^ 1);
@@ -498,7 +511,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         uint32_t l0, h0, l1, h1;
         make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
         make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
-        uint32_t (&af)[4] = a[j % 2];
+        uint32_t(&af)[4] = a[j % 2];
         cvt8(x0, l0, h0, af[0], af[2]);
         cvt8(x1, l1, h1, af[1], af[3]);
     };
@@ -536,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     } else if (nks > 0) {
         // Two fresh accumulators: wgmma(q+1) is issued before the FADDs of step q, so every consumer
         // warpgroup keeps one wgmma in flight while it promotes the previous one.
-        auto issue = [&](int s, int j, float (&f)[kAccRegs]) {
+        auto issue = [&](int s, int j, float(&f)[kAccRegs]) {
             const int slot = s % kStages;
             if (j == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
             const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);

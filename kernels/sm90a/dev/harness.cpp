@@ -23,16 +23,15 @@
 
 #include "f4gemm/kernarg.h"
 
-#define CU_CHECK(call)                                                                        \
-    do {                                                                                      \
-        CUresult r_ = (call);                                                                 \
-        if (r_ != CUDA_SUCCESS) {                                                             \
-            const char* n_ = nullptr;                                                         \
-            cuGetErrorName(r_, &n_);                                                          \
-            std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", n_ ? n_ : "?", __FILE__, __LINE__, \
-                         #call);                                                              \
-            std::exit(2);                                                                     \
-        }                                                                                     \
+#define CU_CHECK(call)                                                                                      \
+    do {                                                                                                    \
+        CUresult r_ = (call);                                                                               \
+        if (r_ != CUDA_SUCCESS) {                                                                           \
+            const char* n_ = nullptr;                                                                       \
+            cuGetErrorName(r_, &n_);                                                                        \
+            std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", n_ ? n_ : "?", __FILE__, __LINE__, #call); \
+            std::exit(2);                                                                                   \
+        }                                                                                                   \
     } while (0)
 
 // ---------------------------------------------------------------------------------------------
@@ -74,7 +73,8 @@ static std::vector<KernelInfo> load_manifest(const std::string& path) {
         if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;
         auto c = split_csv(line);
         if (c.size() != hdr.size()) {
-            std::fprintf(stderr, "%s:%d: %zu cells, header has %zu\n", path.c_str(), lineno, c.size(), hdr.size());
+            std::fprintf(stderr, "%s:%d: %zu cells, header has %zu\n", path.c_str(), lineno, c.size(),
+                         hdr.size());
             std::exit(2);
         }
         KernelInfo k;
@@ -96,19 +96,23 @@ static std::vector<KernelInfo> load_manifest(const std::string& path) {
 enum class Data { Seed, Nan, Wide, Window };
 static const char* data_name(Data d) {
     switch (d) {
-        case Data::Seed: return "seed";
-        case Data::Nan: return "nan";
-        case Data::Wide: return "wide";
-        case Data::Window: return "window";
+        case Data::Seed:
+            return "seed";
+        case Data::Nan:
+            return "nan";
+        case Data::Wide:
+            return "wide";
+        case Data::Window:
+            return "window";
     }
     return "?";
 }
 
 struct Operand {
     int rows = 0, rows_pad = 0, K = 0;
-    std::vector<uint8_t> q;   // (rows_pad, K/2) fp4x2
-    std::vector<uint8_t> s;   // (rows_pad, K/32) e8m0, padding 0x7F
-    std::vector<int8_t> v2;   // (rows, K): 2 * e2m1 value, for the reference
+    std::vector<uint8_t> q;  // (rows_pad, K/2) fp4x2
+    std::vector<uint8_t> s;  // (rows_pad, K/32) e8m0, padding 0x7F
+    std::vector<int8_t> v2;  // (rows, K): 2 * e2m1 value, for the reference
 };
 
 // Per row: K/2 bytes (low nibble, then high nibble, uniform 0..15), then K/32 scales uniform 124..130,
@@ -134,8 +138,8 @@ static Operand make_operand(int rows, int K, uint32_t seed, Data d, bool is_b) {
         }
         for (int b = 0; b < K / 32; ++b) {
             int e = sc(rng);
-            if (d == Data::Wide && (r % 3 == 0)) e = wide(rng);      // some rows span > 26 binades
-            if (d == Data::Window) e = window(rng);                   // every row inside the e5m2 window
+            if (d == Data::Wide && (r % 3 == 0)) e = wide(rng);  // some rows span > 26 binades
+            if (d == Data::Window) e = window(rng);              // every row inside the e5m2 window
             o.s[(size_t)r * K / 32 + b] = (uint8_t)e;
         }
     }
@@ -261,16 +265,18 @@ static Result run_case(KernelInfo& k, const Case& c, int reps) {
         splits = (K + kps - 1) / kps;
     }
     const int tiles_m = (M + k.tile_m - 1) / k.tile_m, tiles_n = (N + k.tile_n - 1) / k.tile_n;
-    const size_t ws_bytes =
-        splits > 1 ? (size_t)splits * tiles_m * k.tile_m * tiles_n * k.tile_n * 4 + (size_t)tiles_m * tiles_n * 4 + 16
-                   : 0;
+    const size_t ws_bytes = splits > 1 ? (size_t)splits * tiles_m * k.tile_m * tiles_n * k.tile_n * 4 +
+                                             (size_t)tiles_m * tiles_n * 4 + 16
+                                       : 0;
 
     // device buffers; for timing, several copies rotate past 120 MB
     const size_t bytes_a = A.q.size() + A.s.size(), bytes_b = B.q.size() + B.s.size();
     const size_t bytes_set = bytes_a + bytes_b + (size_t)d_rows * ldd * 2;
     int nsets = 1;
     if (c.time) nsets = (int)std::min<size_t>(8, std::max<size_t>(1, (120u << 20) / bytes_set + 1));
-    struct Set { CUdeviceptr a, sa, b, sb, d; };
+    struct Set {
+        CUdeviceptr a, sa, b, sb, d;
+    };
     std::vector<Set> sets(nsets);
     for (auto& s : sets) {
         CU_CHECK(cuMemAlloc(&s.a, A.q.size()));
@@ -327,7 +333,8 @@ static Result run_case(KernelInfo& k, const Case& c, int reps) {
         if (dW) CU_CHECK(cuMemsetD8Async(dW, 0, ws_bytes, 0));
         F4gemmSm90Args a = make_args(s);
         size_t sz = sizeof(a);
-        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &a, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
+        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &a, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
+                         CU_LAUNCH_PARAM_END};
         CU_CHECK(cuLaunchKernel(k.fn, tiles_n, tiles_m, splits, k.threads, 1, 1, k.smem, 0, nullptr, extra));
     };
 
@@ -398,7 +405,8 @@ static Result run_case(KernelInfo& k, const Case& c, int reps) {
             size_t sz = sizeof(a);
             void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &a, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
                              CU_LAUNCH_PARAM_END};
-            CU_CHECK(cuLaunchKernel(k.fn, tiles_n, tiles_m, splits, k.threads, 1, 1, k.smem, 0, nullptr, extra));
+            CU_CHECK(
+                cuLaunchKernel(k.fn, tiles_n, tiles_m, splits, k.threads, 1, 1, k.smem, 0, nullptr, extra));
             CU_CHECK(cuEventRecord(e1, 0));
             CU_CHECK(cuEventSynchronize(e1));
             float ms = 0;
@@ -427,23 +435,21 @@ static Result run_case(KernelInfo& k, const Case& c, int reps) {
 // ---------------------------------------------------------------------------------------------
 // Suites
 // ---------------------------------------------------------------------------------------------
-static bool is_swap(const KernelInfo& k) { return k.knl_name.find("swap") != std::string::npos; }
-static bool is_simple(const KernelInfo& k) { return k.knl_name.find("simple") != std::string::npos; }
+static bool is_swap(const KernelInfo& k) {
+    return k.knl_name.find("swap") != std::string::npos;
+}
+static bool is_simple(const KernelInfo& k) {
+    return k.knl_name.find("simple") != std::string::npos;
+}
 
 static std::vector<Case> correctness_cases(const KernelInfo& k) {
     std::vector<Case> cs = {
-        {1, 16, 256, 1, Data::Seed, false, false, 0},
-        {17, 2000, 1024, 1, Data::Seed, false, false, 0},
-        {300, 2000, 1024, 1, Data::Seed, true, false, 0},
-        {300, 2048, 1024, 1, Data::Seed, false, false, 0},
-        {256, 1024, 4096, 2, Data::Seed, false, false, 0},
-        {256, 1024, 4096, 4, Data::Seed, true, false, 0},
-        {129, 272, 8192, 1, Data::Seed, false, false, 0},
-        {1, 4096, 8192, 4, Data::Seed, false, false, 0},
-        {64, 256, 512, 1, Data::Nan, false, false, 0},
-        {64, 256, 512, 2, Data::Nan, false, false, 0},
-        {96, 256, 1024, 1, Data::Wide, false, false, 0},
-        {96, 256, 1024, 2, Data::Wide, true, false, 0},
+        {1, 16, 256, 1, Data::Seed, false, false, 0},       {17, 2000, 1024, 1, Data::Seed, false, false, 0},
+        {300, 2000, 1024, 1, Data::Seed, true, false, 0},   {300, 2048, 1024, 1, Data::Seed, false, false, 0},
+        {256, 1024, 4096, 2, Data::Seed, false, false, 0},  {256, 1024, 4096, 4, Data::Seed, true, false, 0},
+        {129, 272, 8192, 1, Data::Seed, false, false, 0},   {1, 4096, 8192, 4, Data::Seed, false, false, 0},
+        {64, 256, 512, 1, Data::Nan, false, false, 0},      {64, 256, 512, 2, Data::Nan, false, false, 0},
+        {96, 256, 1024, 1, Data::Wide, false, false, 0},    {96, 256, 1024, 2, Data::Wide, true, false, 0},
         {128, 512, 2048, 1, Data::Window, false, false, 0},
     };
     (void)k;  // every kernel, rung 1 included, runs the same cases
@@ -481,18 +487,25 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--manifest") manifest = next();
-        else if (a == "--co-dir") co_dir = next();
-        else if (a == "--kernel") only = next();
-        else if (a == "--suite") suite = next();
-        else if (a == "--reps") reps = std::atoi(next().c_str());
+        if (a == "--manifest")
+            manifest = next();
+        else if (a == "--co-dir")
+            co_dir = next();
+        else if (a == "--kernel")
+            only = next();
+        else if (a == "--suite")
+            suite = next();
+        else if (a == "--reps")
+            reps = std::atoi(next().c_str());
         else if (a == "--shape") {  // M,N,K[,splits[,time]]
             int v[5] = {0, 0, 0, 1, 1};
             std::sscanf(next().c_str(), "%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4]);
             custom.push_back({v[0], v[1], v[2], v[3], Data::Seed, false, v[4] != 0, 32});
         } else {
-            std::fprintf(stderr, "usage: %s --manifest CSV [--co-dir DIR] [--kernel NAME] "
-                                 "[--suite correct|perf|all] [--shape M,N,K[,splits[,time]]] [--reps N]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s --manifest CSV [--co-dir DIR] [--kernel NAME] "
+                         "[--suite correct|perf|all] [--shape M,N,K[,splits[,time]]] [--reps N]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -517,7 +530,11 @@ int main(int argc, char** argv) {
     CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CU_CHECK(cuCtxSetCurrent(ctx));
 
-    struct Row { std::string kernel; Case c; Result r; };
+    struct Row {
+        std::string kernel;
+        Case c;
+        Result r;
+    };
     std::vector<Row> table;
     int failed = 0, passed = 0;
     for (auto& k : ks) {
@@ -542,19 +559,20 @@ int main(int argc, char** argv) {
         for (const auto& c : cases) {
             Result r = run_case(k, c, reps);
             const double flops = 2.0 * c.M * c.N * c.K;
-            const double bytes = (double)c.M * c.K / 2 + (double)c.N * c.K / 2 + (double)(c.M + c.N) * c.K / 32 +
-                                 2.0 * c.M * c.N;
-            std::printf("RESULT %-30s M=%-5d N=%-5d K=%-5d splits=%d data=%-6s beta=%d max_rel_err=%.3e "
-                        "mismatches=%ld/%ld nan_bad=%ld oob=%ld",
-                        k.knl_name.c_str(), c.M, c.N, c.K, c.splits, data_name(c.data), (int)c.beta, r.max_rel,
-                        r.mismatches, r.checked, r.nan_bad, r.oob);
+            const double bytes = (double)c.M * c.K / 2 + (double)c.N * c.K / 2 +
+                                 (double)(c.M + c.N) * c.K / 32 + 2.0 * c.M * c.N;
+            std::printf(
+                "RESULT %-30s M=%-5d N=%-5d K=%-5d splits=%d data=%-6s beta=%d max_rel_err=%.3e "
+                "mismatches=%ld/%ld nan_bad=%ld oob=%ld",
+                k.knl_name.c_str(), c.M, c.N, c.K, c.splits, data_name(c.data), (int)c.beta, r.max_rel,
+                r.mismatches, r.checked, r.nan_bad, r.oob);
             if (r.us > 0)
                 std::printf(" us=%.2f [%.2f,%.2f] TF/s=%.1f GB/s=%.0f", r.us, r.us_min, r.us_max,
                             flops / r.us * 1e-6, bytes / r.us * 1e-3);
             std::printf(" %s\n", r.pass ? "PASS" : "FAIL");
             if (r.bad_m >= 0)
-                std::printf("  first mismatch at (m=%d, n=%d): got %.6g, want %.6g\n", r.bad_m, r.bad_n, r.bad_got,
-                            r.bad_ref);
+                std::printf("  first mismatch at (m=%d, n=%d): got %.6g, want %.6g\n", r.bad_m, r.bad_n,
+                            r.bad_got, r.bad_ref);
             std::fflush(stdout);
             (r.pass ? passed : failed)++;
             table.push_back({k.knl_name, c, r});
@@ -567,9 +585,9 @@ int main(int argc, char** argv) {
     for (const auto& t : table) {
         const double flops = 2.0 * t.c.M * t.c.N * t.c.K;
         std::printf("%-28s %6d %6d %6d %3d %-6s %10.3e %9ld %10.2f %8.1f %s\n",
-                    t.kernel.substr(std::min<size_t>(t.kernel.size(), 13)).c_str(), t.c.M, t.c.N, t.c.K, t.c.splits,
-                    data_name(t.c.data), t.r.max_rel, t.r.mismatches + t.r.nan_bad + t.r.oob, t.r.us,
-                    t.r.us > 0 ? flops / t.r.us * 1e-6 : 0.0, t.r.pass ? "PASS" : "FAIL");
+                    t.kernel.substr(std::min<size_t>(t.kernel.size(), 13)).c_str(), t.c.M, t.c.N, t.c.K,
+                    t.c.splits, data_name(t.c.data), t.r.max_rel, t.r.mismatches + t.r.nan_bad + t.r.oob,
+                    t.r.us, t.r.us > 0 ? flops / t.r.us * 1e-6 : 0.0, t.r.pass ? "PASS" : "FAIL");
     }
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
