@@ -355,39 +355,67 @@ int tune(const TuneOptions& o) try {
     TunedTable table;
     for (const auto& sh : shapes) {
         const int m = sh[0], n = sh[1], k = sh[2];
-        const Problem p = make_problem(m, n, k, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
-        const std::vector<float> ref = o.verify ? reference_for(p) : std::vector<float>{};
-        // Rotate operand sets past 2x the 60 MB L2 so small shapes are not timed out of the cache.
+        // Operand sets generated once per shape; rotated past 2x the 60 MB L2 so that small
+        // shapes are not timed out of the cache.
         const double set_bytes = double(m) * k / 2 + double(n) * k / 2 + double(m + n) * k / 32 + 2.0 * m * n;
-        const int sets = int(std::clamp(std::ceil(120e6 / set_bytes), 1.0, 8.0));
-        TunedEntry best;
-        best.us = 1e30;
+        const int nsets = int(std::clamp(std::ceil(120e6 / set_bytes), 1.0, 8.0));
+        std::vector<Problem> problems;
+        for (int s = 0; s < nsets; ++s)
+            problems.push_back(make_problem(m, n, k, 1.f, 0.f, DataKind::Seed, kSeedA + 7919u * uint32_t(s),
+                                            kSeedB + 7919u * uint32_t(s), false));
+        const bool verify = o.verify && double(m) * n * k <= o.verify_max_macs;
+        if (o.verify && !verify)
+            say("  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ verifies on the GPU)",
+                m, n, k);
+        const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
+        // Screening: one timed launch per candidate (kernel x split); candidates more than 1.5x
+        // slower than the best screen are dropped before the full measurement.
+        struct Candidate {
+            int index, l;
+            double screen_us;
+        };
+        std::vector<Candidate> cands;
         for (size_t i = 0; i < man.kernels.size(); ++i) {
-            const KernelConfig& kc = man.kernels[i];
-            for (int l = 0; l <= (kc.split_k ? 4 : 0); ++l) {
-                GpuGemm g(launcher, int(i), l, p);
-                if (l > 0 && g.plan().gdz == 1) continue;  // the same launch as split 0
-                if (o.verify) {
+            for (int l = 0; l <= (man.kernels[i].split_k ? 4 : 0); ++l) {
+                if (k % (1 << l)) continue;
+                const LaunchPlan plan = make_launch_plan(man.kernels[i], m, n, k, l, false);
+                if (l > 0 && plan.gdz == 1) continue;  // the same launch as split 0
+                GpuGemm g(launcher, int(i), l, problems[0]);
+                if (verify) {
                     const std::vector<uint16_t> d = g.run_and_fetch();
                     const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n),
                                                        default_tolerance(false));
                     if (!v.passed()) {
-                        say("  {:<40} split {}: FAILED verification, skipped", kc.co_name, l);
+                        say("  {:<40} split {}: FAILED verification, skipped", man.kernels[i].co_name, l);
                         continue;
                     }
                 }
-                g.add_rotation_sets(sets, DataKind::Seed);
-                std::vector<double> t;
-                for (int r = 0; r < o.reps; ++r) t.push_back(g.time_us(o.iters, r == 0 ? o.warmup : 1));
-                std::sort(t.begin(), t.end());
-                const double us = t[t.size() / 2];
-                const double tf = 2.0 * m * n * double(k) / us / 1e6;
-                say("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%)", m, n, k, kc.co_name, l, us,
-                    tf, 100.0 * (t.back() - t.front()) / us);
-                if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, l, us, tf};
+                cands.push_back({int(i), l, g.time_us(1, 1)});
             }
         }
-        if (best.kernel.empty()) throw Error(Errc::NotFound, fmt::format("no kernel passed for {}x{}x{}", m, n, k));
+        if (cands.empty()) throw Error(Errc::NotFound, fmt::format("no kernel passed for {}x{}x{}", m, n, k));
+        double best_screen = 1e30;
+        for (const Candidate& c : cands) best_screen = std::min(best_screen, c.screen_us);
+        TunedEntry best;
+        best.us = 1e30;
+        for (const Candidate& c : cands) {
+            const KernelConfig& kc = man.kernels[size_t(c.index)];
+            if (c.screen_us > 1.5 * best_screen) {
+                say("  {}x{}x{} {:<40} split {}: {:9.2f} us screen, dropped", m, n, k, kc.co_name, c.l, c.screen_us);
+                continue;
+            }
+            GpuGemm g(launcher, c.index, c.l, problems[0]);
+            for (size_t s = 1; s < problems.size(); ++s) g.add_rotation_set(problems[s]);
+            const int iters = int(std::clamp(50000.0 / c.screen_us, 3.0, double(o.iters)));
+            std::vector<double> t;
+            for (int r = 0; r < o.reps; ++r) t.push_back(g.time_us(iters, r == 0 ? o.warmup : 1));
+            std::sort(t.begin(), t.end());
+            const double us = t[t.size() / 2];
+            const double tf = 2.0 * m * n * double(k) / us / 1e6;
+            say("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)", m, n, k, kc.co_name,
+                c.l, us, tf, 100.0 * (t.back() - t.front()) / us, g.sets());
+            if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, c.l, us, tf};
+        }
         say("best {}x{}x{}: {} split {} ({:.2f} us)", m, n, k, best.kernel, best.log2_k_split, best.us);
         table.entries.push_back(best);
     }

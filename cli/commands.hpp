@@ -48,6 +48,7 @@ struct TuneOptions {
     int device = 0;
     int iters = 20, warmup = 5, reps = 3;
     bool verify = true;
+    double verify_max_macs = 17179869184.0;  // 2^34: larger shapes are not checked on the CPU
 };
 int tune(const TuneOptions& o);
 

@@ -108,6 +108,8 @@ int main(int argc, char** argv) {
     tune_cmd->add_option("--warmup", to.warmup, "warm-up runs; default 5");
     tune_cmd->add_option("--reps", to.reps, "repetitions (median taken); default 3");
     tune_cmd->add_flag_callback("--no-verify", [&] { to.verify = false; }, "skip the CPU check of each candidate");
+    tune_cmd->add_option("--verify-max-macs", to.verify_max_macs,
+                         "largest M*N*K checked against the CPU reference; default 2^34");
 
     try {
         app.parse(argc, argv);

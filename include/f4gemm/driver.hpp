@@ -113,8 +113,9 @@ public:
 
     const LaunchPlan& plan() const { return plan_; }
     const KernelConfig& kernel() const { return kc_; }
-    // Adds rotation sets (operands regenerated with other seeds) until `sets` exist.
-    void add_rotation_sets(int sets, DataKind kind);
+    // Adds one more operand set (same shape) that time_us rotates over.
+    void add_rotation_set(const Problem& p);
+    int sets() const { return int(sets_.size()); }
     // One launch on operand set `set` (with the memsets the kernel needs), asynchronous.
     void run_once(int set = 0);
     // Poisons D (NaN bf16) unless the kernel accumulates into D, runs once, returns bf16 [m, n].

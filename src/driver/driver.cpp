@@ -294,9 +294,10 @@ void GpuGemm::upload(const Problem& p) {
     dev.synchronize();
 }
 
-void GpuGemm::add_rotation_sets(int sets, DataKind kind) {
-    for (uint32_t s = uint32_t(sets_.size()); s < uint32_t(sets); ++s)
-        upload(make_problem(m_, n_, k_, alpha_, beta_, kind, kSeedA + 7919 * s, kSeedB + 7919 * s, beta_ != 0.f));
+void GpuGemm::add_rotation_set(const Problem& p) {
+    if (p.m != m_ || p.n != n_ || p.k != k_)
+        throw Error(Errc::InvalidArgument, "rotation set has another shape than the GEMM");
+    upload(p);
 }
 
 GpuGemm::~GpuGemm() {
