@@ -10,31 +10,8 @@
 #   The binary is $F4GEMM, else build/cli/f4gemm.
 set -u
 cd "$(dirname "$0")/.."
-F4GEMM=${F4GEMM:-build/cli/f4gemm}
-CO=()
-if [ "${1:-}" = "--co-dir" ]; then CO=(--co-dir "$2"); shift 2; fi
-[ "${1:-}" = "--" ] && shift
-EXTRA=("$@")
-if [ ! -x "$F4GEMM" ]; then
-    echo "no f4gemm binary at $F4GEMM: build it (scripts/build.sh) or set F4GEMM" >&2
-    exit 1
-fi
-
-pass=0; fail=0
-check() {  # check "<description>" f4gemm-args...
-    local desc=$1; shift
-    local out rc
-    out=$("$F4GEMM" "${CO[@]}" --backend hip --iters 0 "${EXTRA[@]}" "$@" 2>&1)
-    rc=$?
-    if [ $rc -eq 0 ]; then
-        pass=$((pass + 1))
-        printf '  ok   %-58s %s\n' "$desc" "$(grep -o 'verify: .*' <<<"$out" | sed 's/^verify: //')"
-    else
-        fail=$((fail + 1))
-        printf '  FAIL %s (rc %d)\n' "$desc" $rc
-        sed 's/^/       /' <<<"$out"
-    fi
-}
+BACKEND=hip
+source scripts/sweep_common.sh "$@"
 
 echo "== heuristic kernel selection over a shape sweep =="
 for s in "128 1024 1024" "256 2048 2048" "300 2048 1024" "1 4096 2048" "17 512 256" "512 1024 2048" \

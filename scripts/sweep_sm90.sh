@@ -6,26 +6,8 @@
 # Usage: scripts/sweep_sm90.sh [--co-dir DIR] [-- extra f4gemm flags]
 set -u
 cd "$(dirname "$0")/.."
-F4GEMM=${F4GEMM:-build/cli/f4gemm}
-CO=()
-if [ "${1:-}" = "--co-dir" ]; then CO=(--co-dir "$2"); shift 2; fi
-[ "${1:-}" = "--" ] && shift
-EXTRA=("$@")
-pass=0; fail=0
-check() {  # check "<description>" f4gemm-args...
-    local desc=$1; shift
-    local out
-    out=$("$F4GEMM" "${CO[@]}" --backend cuda --iters 0 "${EXTRA[@]}" "$@" 2>&1)
-    local rc=$?
-    if [ $rc -eq 0 ]; then
-        pass=$((pass + 1))
-        printf '  ok   %-58s %s\n' "$desc" "$(grep -o 'kernel [^ ]*' <<<"$out" | head -1) $(grep -o 'max_rel_err=[^ ]*' <<<"$out")"
-    else
-        fail=$((fail + 1))
-        printf '  FAIL %s (rc %d)\n' "$desc" $rc
-        sed 's/^/       /' <<<"$out"
-    fi
-}
+BACKEND=cuda
+source scripts/sweep_common.sh "$@"
 
 echo "== heuristic kernel selection over a shape sweep =="
 for s in "128 1024 1024" "256 2048 2048" "300 2048 1024" "1 4096 2048" "17 512 256" "512 1024 2048" \
