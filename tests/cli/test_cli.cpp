@@ -146,6 +146,31 @@ TEST(Cli, DryRunSplitGridAndExplain) {
     EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co"), std::string::npos) << r.out;
 }
 
+TEST(Cli, TunedTableIsPreferredForItsShapes) {
+    TempDir t;
+    {
+        std::ofstream f(t / "tuned.csv");
+        f << "cu_num,M,N,K,kernelName,splitK,us,tflops\n"
+             "256,8192,8192,8192,f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co,0,1,1\n";
+    }
+    Result r = f4("--dry-run " + kAiter + " --num-cu 256 -m 8192 -n 8192 -k 8192 --tuned " + (t / "tuned.csv"));
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("tuned: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co"), std::string::npos) << r.out;
+    r = f4("--dry-run " + kAiter + " --num-cu 256 -m 4096 -n 4096 -k 4096 --tuned " + (t / "tuned.csv"));
+    EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co"), std::string::npos) << r.out;
+    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 --tuned " + (t / "absent.csv")), "absent.csv");
+}
+
+TEST(Cli, TuneWithoutGpuFailsCleanly) {
+    if (fs::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU is present: tune would run (tests/gpu covers the GPU path)";
+    TempDir t;
+    const Result r = f4("tune --shape 64x128x256 --out " + (t / "t.csv"));
+    expect_one_line_error(r, "GPU");
+    EXPECT_FALSE(fs::exists(t / "t.csv"));
+    expect_one_line_error(f4("tune --shape 64x128 --out " + (t / "t.csv")), "64x128");
+}
+
 TEST(Cli, ListPrintsEveryKernel) {
     const Result r = f4("--list " + kAiter);
     EXPECT_EQ(r.rc, 0);

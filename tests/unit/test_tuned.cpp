@@ -1,0 +1,81 @@
+// Tuned table: parsing by header name, errors with file:line, and the selection order
+// (--kernel, then the tuned entry for (CU count, M, N, K), then aiter's heuristic).
+#include <gtest/gtest.h>
+
+#include "f4gemm/driver.hpp"
+#include "f4gemm/error.hpp"
+#include "f4gemm/tuned.hpp"
+
+using namespace f4gemm;
+
+namespace {
+const char* kTable =
+    "cu_num,M,N,K,kernelName,splitK,us,tflops,extra\n"
+    "256,8192,8192,8192,f4gemm_bf16_per1x32Fp4_BpreShuffle_192x256.co,0,300.5,3600,x\n"
+    "256,256,1024,4096,f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co,2,10,50,y\n"
+    "256,256,1024,4096,f4gemm_bf16_per1x32Fp4_BpreShuffle_128x512.co,1,9,55,z\n"
+    "132,8192,8192,8192,f4gemm_bf16_per1x32Fp4_BpreShuffle_32x128.co,0,1,1,w\n";
+}
+
+TEST(Tuned, ParsesByHeaderAndLastMatchWins) {
+    const TunedTable t = parse_tuned(kTable, "t.csv");
+    ASSERT_EQ(t.entries.size(), 4u);
+    EXPECT_DOUBLE_EQ(t.entries[0].us, 300.5);
+    const TunedEntry* e = t.find(256, 256, 1024, 4096);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->kernel, "f4gemm_bf16_per1x32Fp4_BpreShuffle_128x512.co");
+    EXPECT_EQ(e->log2_k_split, 1);
+    EXPECT_EQ(t.find(256, 1, 2, 3), nullptr);
+    // Round trip through the writer.
+    const TunedTable again = parse_tuned(format_tuned(t), "again.csv");
+    ASSERT_EQ(again.entries.size(), 4u);
+    EXPECT_EQ(again.entries[3].kernel, t.entries[3].kernel);
+}
+
+TEST(Tuned, ErrorsNameFileAndLine) {
+    for (const char* bad : {"cu_num,M,N,K,kernelName\n1,2,3,4,k\n",              // missing splitK
+                            "cu_num,M,N,K,kernelName,splitK\n1,2,x,4,k,0\n",      // bad int
+                            "cu_num,M,N,K,kernelName,splitK\n1,2,3,4,k\n",        // cell count
+                            "cu_num,M,N,K,kernelName,splitK\n1,2,3,4,,0\n"}) {    // empty kernel
+        try {
+            parse_tuned(bad, "bad.csv");
+            FAIL() << bad;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), Errc::Manifest);
+            EXPECT_NE(std::string(e.what()).find("bad.csv:"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_THROW(load_tuned("/nonexistent/tuned.csv"), Error);
+}
+
+TEST(Tuned, SelectionPrefersTheTableForItsShapesOnly) {
+    const Manifest m = load_manifest(std::string(F4GEMM_AITER_CSV).substr(0, std::string(F4GEMM_AITER_CSV).rfind('/')));
+    const TunedTable t = parse_tuned(kTable, "t.csv");
+    HeuristicQuery q{8192, 8192, 8192, 256, 0, 1};
+    Selection s = select(m, "", q, false, &t);
+    EXPECT_TRUE(s.tuned);
+    EXPECT_EQ(m.kernels[size_t(s.index)].co_name, "f4gemm_bf16_per1x32Fp4_BpreShuffle_192x256.co");
+    // Another CU count: the heuristic (which picks 256x256 at 8192^3 on 256 CUs; here 132).
+    q.num_cu = 100;
+    s = select(m, "", q, false, &t);
+    EXPECT_FALSE(s.tuned);
+    // Split-capable entry keeps its split.
+    q = HeuristicQuery{256, 1024, 4096, 256, 0, 1};
+    s = select(m, "", q, false, &t);
+    EXPECT_TRUE(s.tuned);
+    EXPECT_EQ(m.kernels[size_t(s.index)].co_name, "f4gemm_bf16_per1x32Fp4_BpreShuffle_128x512.co");
+    EXPECT_EQ(s.log2_k_split, 1);
+    // An explicit --splitk or --kernel bypasses the table.
+    q.log2_k_split = 2;
+    EXPECT_FALSE(select(m, "", q, false, &t).tuned);
+    q.log2_k_split = 0;
+    s = select(m, "f4gemm_bf16_per1x32Fp4_BpreShuffle_64x128.co", q, false, &t);
+    EXPECT_FALSE(s.tuned);
+    EXPECT_EQ(m.kernels[size_t(s.index)].co_name, "f4gemm_bf16_per1x32Fp4_BpreShuffle_64x128.co");
+    // A tuned kernel the manifest lacks is ignored.
+    const TunedTable stale = parse_tuned("cu_num,M,N,K,kernelName,splitK\n256,8192,8192,8192,gone.co,0\n", "s.csv");
+    q = HeuristicQuery{8192, 8192, 8192, 256, 0, 1};
+    s = select(m, "", q, false, &stale);
+    EXPECT_FALSE(s.tuned);
+    EXPECT_EQ(m.kernels[size_t(s.index)].co_name, "f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co");
+}
