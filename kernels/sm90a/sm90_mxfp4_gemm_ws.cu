@@ -34,6 +34,21 @@
 #ifndef F4GEMM_SWAP_AB
 #define F4GEMM_SWAP_AB 0
 #endif
+//   PARTS    0: the original schedule (one or two full-width fresh accumulators, see kDoubleFrag).
+//            > 0: rotating schedule: every k32 step is PARTS wgmmas of N = BLOCK_S / PARTS, each into
+//            its own fresh accumulator, DEPTH of them rotating, DEPTH - 1 wgmmas kept in flight while
+//            the oldest is promoted (wgmma.wait_group DEPTH-1); A fragments of a whole stage in registers.
+//   DEPTH    fresh accumulators in the rotation (PARTS > 0 only)
+//   REG_WG0  setmaxnreg of WG0 (the consumers get the rest of the launch pool, rounded down to 8)
+#ifndef F4GEMM_PARTS
+#define F4GEMM_PARTS 0
+#endif
+#ifndef F4GEMM_DEPTH
+#define F4GEMM_DEPTH 2
+#endif
+#ifndef F4GEMM_REG_WG0
+#define F4GEMM_REG_WG0 96
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -60,12 +75,27 @@ constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThrea
 // __launch_bounds__(kThreads, 1) caps a thread at kLaunchRegs, and setmaxnreg.inc blocks until the pool
 // can satisfy it. Seen on the device: 96 + 2 x 208 > 3 x 168 hung every 2-consumer config.
 constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
-constexpr int kRegWG0 = 96;
-constexpr int kRegConsumer = kConsumers == 1 ? 240 : 200;
+constexpr int kRegWG0 = F4GEMM_REG_WG0;
+constexpr int kRegPool = (1 + kConsumers) * kLaunchRegs - kRegWG0;  // what the consumers may take
+constexpr int kRegConsumer = kConsumers == 1 ? 240 : (kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8);
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
 constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
 static_assert(kSteps % 2 == 0, "A fragments and accumulators alternate by step parity across stages");
+
+// Rotating schedule (PARTS > 0): sub-step u = j * kParts + p of a stage is the wgmma of k32 step j on
+// S rows [p * kPartN, (p + 1) * kPartN), into fresh accumulator fb[u % kDepth]. A fragment of step j
+// lives in a[j] (one per step of a stage), so it is rewritten one stage later, long after its wgmmas.
+constexpr bool kRotate = F4GEMM_PARTS > 0;
+constexpr int kParts = kRotate ? F4GEMM_PARTS : 1;
+constexpr int kDepth = kRotate ? F4GEMM_DEPTH : 1;
+constexpr int kPartN = BLOCK_S / kParts;
+constexpr int kPartRegs = kPartN / 2;
+constexpr int kSub = kSteps * kParts;            // sub-steps (wgmmas) per stage and consumer warpgroup
+constexpr int kABufs = kRotate ? kSteps : 2;     // A fragment buffers
+static_assert(!kRotate || (BLOCK_S % kParts == 0 && kPartN % 16 == 0), "parts are whole wgmma N >= 16");
+static_assert(!kRotate || (kDepth >= 1 && kDepth <= 8 && kDepth <= kSub),
+              "fresh accumulators in the rotation: the drain of a stage waits with counts 0..7");
 
 static_assert(BLOCK_R % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 R rows per consumer WG");
 static_assert(BLOCK_S % 16 == 0 && BLOCK_S >= 16 && BLOCK_S <= 256, "wgmma N for e5m2, 8-row swizzle atoms");
@@ -488,9 +518,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // the fragment of step j must stay untouched (and live) until its wgmma_wait, while the next one is
     // converted. Seen on the device: with one buffer ptxas reused the A registers for address arithmetic
     // right after QGMMA issue and corrupted the product.
-    uint32_t a[2][4];
+    uint32_t a[kABufs][4];
 
-    // Loads and converts the A fragment of step j of stage s into a[j % 2]. At j == 0: waits for this
+    // Loads and converts the A fragment of step j of stage s into a[j % kABufs]. At j == 0: waits for this
     // warp's copies of stage s, then refills the slot read during stage s-1 with stage s + kStages - 1.
     auto prep = [&](int s, int j) {
         const int slot = s % kStages;
@@ -511,11 +541,79 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         uint32_t l0, h0, l1, h1;
         make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
         make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
-        uint32_t(&af)[4] = a[j % 2];
+        uint32_t(&af)[4] = a[j % kABufs];
         cvt8(x0, l0, h0, af[0], af[2]);
         cvt8(x1, l1, h1, af[1], af[3]);
     };
 
+    if constexpr (kRotate) {
+        // Rotating fresh accumulators: sub-step q + kDepth - 1 is issued before sub-step q is promoted,
+        // so kDepth - 1 wgmmas run while the FADDs of the oldest one issue. Each wgmma still covers one
+        // k32 scale block of each operand (scale-d = 0): exactness is that of the original schedule.
+        float fb[kDepth][kPartRegs];
+        using WgmmaP = WgmmaE5m2<kPartN>;
+        static_assert(WgmmaP::kRegs == kPartRegs, "part accumulator size");
+        auto issue_sub = [&](int s, int u, float(&f)[kPartRegs]) {
+            const int j = u / kParts, pp = u % kParts;
+            const int slot = s % kStages;
+            if (pp == 0) prep(s, j);  // a[j]: its previous readers (step j of stage s-1) completed
+            if (u == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+            const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
+            const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) +
+                                                  (j % 4) * 32);
+            wgmma_fence();
+            WgmmaP::mma(f, a[j], desc);
+            wgmma_commit();
+        };
+        // Promotes sub-step u (its wgmma is complete) into the fp32 accumulators; a[j] may be rewritten
+        // once the last part of step j is complete, so it is kept live until then.
+        auto promote = [&](int u) {
+            if (u % kParts == kParts - 1) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) fence_reg(a[u / kParts][i]);
+            }
+#pragma unroll
+            for (int i = 0; i < kPartRegs; ++i) {
+                fence_reg(fb[u % kDepth][i]);
+                acc[(u % kParts) * kPartRegs + i] += fb[u % kDepth][i];
+            }
+        };
+        // Each stage is straight-line code that fills the rotation, keeps kDepth - 1 wgmmas in flight and
+        // drains it with compile-time wait counts: no wgmma is in flight across the loop's back edge, and
+        // none is issued under a run-time condition. With wgmmas in flight across the back edge (or
+        // issued conditionally) ptxas serialised every wgmma (C7513/C7514; seen in this file's SASS
+        // for kDepth 4). The other consumer warpgroup covers the fill/drain bubble at a stage boundary.
+        for (int s = 0; s < nks; ++s) {
+#pragma unroll
+            for (int u = 0; u < kDepth - 1; ++u) issue_sub(s, u, fb[u]);
+#pragma unroll
+            for (int u = 0; u < kSub; ++u) {
+                const int v = u + kDepth - 1;
+                if (v < kSub) {  // compile-time
+                    issue_sub(s, v, fb[v % kDepth]);
+                    wgmma_wait<kDepth - 1>();
+                } else if (kSub - 1 - u >= 7) {
+                    wgmma_wait<7>();
+                } else if (kSub - 1 - u == 6) {
+                    wgmma_wait<6>();
+                } else if (kSub - 1 - u == 5) {
+                    wgmma_wait<5>();
+                } else if (kSub - 1 - u == 4) {
+                    wgmma_wait<4>();
+                } else if (kSub - 1 - u == 3) {
+                    wgmma_wait<3>();
+                } else if (kSub - 1 - u == 2) {
+                    wgmma_wait<2>();
+                } else if (kSub - 1 - u == 1) {
+                    wgmma_wait<1>();
+                } else {
+                    wgmma_wait<0>();
+                }
+                promote(u);
+            }
+            mbar_arrive(&bar_s8_empty[s % kStages]);
+        }
+    } else {
     if (nks > 0) prep(0, 0);
     if constexpr (!kDoubleFrag) {
         // One fresh accumulator: wgmma(j) runs while fragment j+1 is converted, then FADD; the other
@@ -584,6 +682,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             mbar_arrive(&bar_s8_empty[s % kStages]);
         }
     }
+    }  // !kRotate
 
     // -----------------------------------------------------------------------------------------
     // Epilogue: v = acc * 2^(refR-127) * 2^(refS-127) (one ldexp, no intermediate under/overflow),
