@@ -17,6 +17,7 @@
 #include "f4gemm/operands.hpp"
 #include "f4gemm/reference.hpp"
 #include "f4gemm/verify.hpp"
+#include "test_util.hpp"
 
 namespace f4gemm {
 namespace {
@@ -33,19 +34,7 @@ float widen(uint16_t bits) {
     return f;
 }
 
-template <class Nib, class Sc>
-MxOperand make_mx(size_t rows, size_t k, Nib nib, Sc sc) {
-    MxOperand op;
-    op.rows = rows;
-    op.k = k;
-    op.packed.assign(rows * k / 2, 0);
-    op.scales.assign(rows * k / kBlockK, 0);
-    for (size_t r = 0; r < rows; ++r) {
-        for (size_t i = 0; i < k; ++i) pack_nibble(op.packed.data() + r * k / 2, i, nib(r, i));
-        for (size_t b = 0; b < k / kBlockK; ++b) op.scales[r * (k / kBlockK) + b] = sc(r, b);
-    }
-    return op;
-}
+using test::make_mx;
 
 struct Options {
     float alpha = 1.f, beta = 0.f;

@@ -13,6 +13,7 @@
 #include "f4gemm/formats.hpp"
 #include "f4gemm/operands.hpp"
 #include "f4gemm/reference.hpp"
+#include "test_util.hpp"
 
 namespace f4gemm {
 namespace {
@@ -20,20 +21,7 @@ namespace {
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// A plain MXFP4 operand whose element (r, i) has nibble nib(r, i) and block (r, b) scale sc(r, b).
-template <class Nib, class Sc>
-MxOperand make_mx(size_t rows, size_t k, Nib nib, Sc sc) {
-    MxOperand op;
-    op.rows = rows;
-    op.k = k;
-    op.packed.assign(rows * k / 2, 0);
-    op.scales.assign(rows * k / kBlockK, 0);
-    for (size_t r = 0; r < rows; ++r) {
-        for (size_t i = 0; i < k; ++i) pack_nibble(op.packed.data() + r * k / 2, i, nib(r, i));
-        for (size_t b = 0; b < k / kBlockK; ++b) op.scales[r * (k / kBlockK) + b] = sc(r, b);
-    }
-    return op;
-}
+using test::make_mx;
 
 // The 2x2x32 case by hand. A row 0: 32 x 1.0 at scale 2 -> 2.0 each. A row 1: 16 x 0.5 then
 // 16 x -6 at scale 0.5 -> 0.25, -3. B row 0: 32 x 1.5 at scale 1 -> 1.5. B row 1: 4, -2
