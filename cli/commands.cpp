@@ -95,6 +95,36 @@ Problem load_problem(const RunOptions& o) {
     return p;
 }
 
+// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
+double host_bytes_available() {
+    std::ifstream f("/proc/meminfo");
+    std::string key;
+    double kb = 0;
+    std::string unit;
+    while (f >> key >> kb >> unit)
+        if (key == "MemAvailable:") return kb * 1024.0;
+    return 0;
+}
+
+// Refuses a run whose host buffers cannot fit (a crash by the OOM killer is not an error message),
+// and warns when the float64 CPU reference will take long.
+void check_host_budget(int m, int n, int k, bool verify, bool gpu) {
+    const double mk = double(m) + double(n);
+    double bytes = mk * k / 2 + mk * k / 32 + 6.0 * m * n;  // operands, D (bf16), C (bf16), output
+    if (gpu) bytes += mk * k / 2 + mk * k / 32;                // images in the kernel's layout
+    if (verify) bytes += mk * k * 8 + 4.0 * m * n;              // float64 dequantized operands, reference
+    const double avail = host_bytes_available();
+    if (avail > 0 && bytes > 0.9 * avail)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("M={} N={} K={} needs about {:.1f} GB of host memory{}, {:.1f} GB are available: "
+                                "use a smaller shape{}", m, n, k, bytes / 1e9,
+                                verify ? " (the float64 reference included)" : "", avail / 1e9,
+                                verify ? " or --no-verify" : ""));
+    if (verify && double(m) * n * k > 17179869184.0)
+        say("note: the float64 CPU reference for this shape is {:.0f} G multiply-adds and may take minutes; "
+            "--no-verify skips it", double(m) * n * k / 1e9);
+}
+
 }  // namespace
 
 int run(const RunOptions& o) try {
@@ -194,6 +224,7 @@ int run(const RunOptions& o) try {
         say("shape M={} N={} K={}, kernel cpu (blocked fp32, splitK log2={})", m, n, k, log2_split);
     }
 
+    check_host_budget(m, n, k, o.verify, gpu);
     if (!real_data)
         problem = make_problem(m, n, k, o.alpha, o.beta, data_kind, uint32_t(o.seed), uint32_t(o.seed + 4444),
                                o.beta != 0.f);

@@ -265,6 +265,12 @@ TEST(CliBadInput, Flags) {
     expect_one_line_error(f4("--data weird --backend cpu"), "weird");
 }
 
+TEST(CliBadInput, ShapeTooLargeForHostMemory) {
+    // ~2 TB of host memory: refused up front with a one-line error, not an out-of-memory kill.
+    const Result r = f4("--backend cpu -m 1000000 -n 1000000 -k 1000192");
+    expect_one_line_error(r, "GB of host memory");
+}
+
 TEST(CliBadInput, Manifest) {
     expect_one_line_error(f4("--dry-run --num-cu 8 --co-dir /nonexistent/dir"), "/nonexistent/dir");
     TempDir t;
