@@ -42,7 +42,9 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
     const std::string tmp = path + ".tmp";
     {
         std::ofstream f(tmp);
-        if (!f) throw Error(Errc::Io, "cannot write --json " + path + ": check the folder exists and is writable");
+        if (!f)
+            throw Error(Errc::Io,
+                        "cannot write --json " + path + ": check the folder exists and is writable");
         f << j.dump(2) << "\n";
         if (!f) throw Error(Errc::Io, "cannot write --json " + path + ": disk full?");
     }
@@ -55,7 +57,8 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
 // Real operands from .npy files (plain layouts), shapes cross-checked; M, N, K come from them.
 Problem load_problem(const RunOptions& o) {
     if (o.a.empty() || o.a_scale.empty() || o.b.empty() || o.b_scale.empty())
-        throw Error(Errc::InvalidArgument, "real data needs all of --a --a-scale --b --b-scale: pass the missing ones");
+        throw Error(Errc::InvalidArgument,
+                    "real data needs all of --a --a-scale --b --b-scale: pass the missing ones");
     if (o.out.empty())
         throw Error(Errc::InvalidArgument, "real data needs --out D.npy for the result: pass --out");
     const NpyArray a = npy_read_2d(o.a, NpyDtype::U8, "--a");
@@ -67,13 +70,14 @@ Problem load_problem(const RunOptions& o) {
         if (!ok) throw Error(Errc::BadInput, msg);
     };
     need(b.shape[1] * 2 == k, fmt::format("--b {} has shape [{}, {}] but --a implies K/2 = {}: both must be "
-                                          "[rows, K/2] with the same K", o.b, b.shape[0], b.shape[1], k / 2));
+                                          "[rows, K/2] with the same K",
+                                          o.b, b.shape[0], b.shape[1], k / 2));
     need(sa.shape[0] == m && sa.shape[1] * 32 == k,
-         fmt::format("--a-scale {} has shape [{}, {}], expected [{}, {}] (= [M, K/32])", o.a_scale, sa.shape[0],
-                     sa.shape[1], m, k / 32));
+         fmt::format("--a-scale {} has shape [{}, {}], expected [{}, {}] (= [M, K/32])", o.a_scale,
+                     sa.shape[0], sa.shape[1], m, k / 32));
     need(sb.shape[0] == n && sb.shape[1] * 32 == k,
-         fmt::format("--b-scale {} has shape [{}, {}], expected [{}, {}] (= [N, K/32])", o.b_scale, sb.shape[0],
-                     sb.shape[1], n, k / 32));
+         fmt::format("--b-scale {} has shape [{}, {}], expected [{}, {}] (= [N, K/32])", o.b_scale,
+                     sb.shape[0], sb.shape[1], n, k / 32));
     if (m > (1u << 30) || n > (1u << 30) || k > (1u << 30))
         throw Error(Errc::BadInput, "operand too large for 32-bit kernel arguments: split the problem");
     check_shape(int(m), int(n), int(k));
@@ -88,7 +92,8 @@ Problem load_problem(const RunOptions& o) {
     if (!o.c.empty()) {
         const NpyArray c = npy_read_2d(o.c, NpyDtype::F32, "--c");
         need(c.shape[0] == m && c.shape[1] == n,
-             fmt::format("--c {} has shape [{}, {}], expected [{}, {}] (= [M, N])", o.c, c.shape[0], c.shape[1], m, n));
+             fmt::format("--c {} has shape [{}, {}], expected [{}, {}] (= [M, N])", o.c, c.shape[0],
+                         c.shape[1], m, n));
         p.c.resize(m * n);
         for (size_t i = 0; i < m * n; ++i) p.c[i] = float_to_bf16(c.f32()[i]);
     }
@@ -111,18 +116,20 @@ double host_bytes_available() {
 void check_host_budget(int m, int n, int k, bool verify, bool gpu) {
     const double mk = double(m) + double(n);
     double bytes = mk * k / 2 + mk * k / 32 + 6.0 * m * n;  // operands, D (bf16), C (bf16), output
-    if (gpu) bytes += mk * k / 2 + mk * k / 32;                // images in the kernel's layout
-    if (verify) bytes += mk * k * 8 + 4.0 * m * n;              // float64 dequantized operands, reference
+    if (gpu) bytes += mk * k / 2 + mk * k / 32;             // images in the kernel's layout
+    if (verify) bytes += mk * k * 8 + 4.0 * m * n;          // float64 dequantized operands, reference
     const double avail = host_bytes_available();
     if (avail > 0 && bytes > 0.9 * avail)
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("M={} N={} K={} needs about {:.1f} GB of host memory{}, {:.1f} GB are available: "
-                                "use a smaller shape{}", m, n, k, bytes / 1e9,
-                                verify ? " (the float64 reference included)" : "", avail / 1e9,
-                                verify ? " or --no-verify" : ""));
+        throw Error(
+            Errc::InvalidArgument,
+            fmt::format("M={} N={} K={} needs about {:.1f} GB of host memory{}, {:.1f} GB are available: "
+                        "use a smaller shape{}",
+                        m, n, k, bytes / 1e9, verify ? " (the float64 reference included)" : "", avail / 1e9,
+                        verify ? " or --no-verify" : ""));
     if (verify && double(m) * n * k > 17179869184.0)
         say("note: the float64 CPU reference for this shape is {:.0f} G multiply-adds and may take minutes; "
-            "--no-verify skips it", double(m) * n * k / 1e9);
+            "--no-verify skips it",
+            double(m) * n * k / 1e9);
 }
 
 }  // namespace
@@ -133,7 +140,8 @@ int run(const RunOptions& o) try {
     if (o.bpreshuffle != -1 && o.bpreshuffle != 0 && o.bpreshuffle != 1)
         return fail(fmt::format("--bpreshuffle must be 0 or 1 (got {}): pass 0 or 1", o.bpreshuffle));
     if (o.splitk < -1 || o.splitk > 4)
-        return fail(fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", o.splitk));
+        return fail(
+            fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", o.splitk));
     if (o.num_cu < 0) return fail(fmt::format("--num-cu must be positive (got {})", o.num_cu));
     if (o.iters < 0 || o.warmup < 0)
         return fail(fmt::format("--iters/--warmup must be >= 0 (got {}/{})", o.iters, o.warmup));
@@ -141,8 +149,10 @@ int run(const RunOptions& o) try {
     if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
         return fail(fmt::format("--alpha/--beta must be finite (got {}/{})", o.alpha, o.beta));
     if (!real_data && (!o.out.empty() || !o.c.empty()))
-        return fail("--out/--c go with real data (--a --a-scale --b --b-scale): pass them too or drop --out/--c");
-    if (o.seed < 0 || o.seed > 0xFFFFFFFFll) return fail(fmt::format("--seed must be 0..2^32-1 (got {})", o.seed));
+        return fail(
+            "--out/--c go with real data (--a --a-scale --b --b-scale): pass them too or drop --out/--c");
+    if (o.seed < 0 || o.seed > 0xFFFFFFFFll)
+        return fail(fmt::format("--seed must be 0..2^32-1 (got {})", o.seed));
 
     // Which backend runs. --list and --dry-run touch no device.
     const bool no_device = o.list || o.dry_run;
@@ -159,11 +169,13 @@ int run(const RunOptions& o) try {
     }
     if (o.list) {
         // The table rows carry no "[f4gemm] " prefix, as in the original (run_tests.sh reads field 5).
-        std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", "tileM", "tileN", "splitK", "bpreshuffle",
-                                      "co_name").c_str());
+        std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", "tileM", "tileN", "splitK",
+                                      "bpreshuffle", "co_name")
+                              .c_str());
         for (const KernelConfig& kc : manifest.kernels)
             std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", kc.tile_m, kc.tile_n, kc.split_k,
-                                          kc.bpreshuffle, kc.co_name).c_str());
+                                          kc.bpreshuffle, kc.co_name)
+                                  .c_str());
         return 0;
     }
 
@@ -180,7 +192,8 @@ int run(const RunOptions& o) try {
         }
         manifest = filter_for_device(manifest, backend, p.arch);
     } else if (!no_device) {
-        say("device: CPU ({} threads), no GPU backend in use", std::max(1u, std::thread::hardware_concurrency()));
+        say("device: CPU ({} threads), no GPU backend in use",
+            std::max(1u, std::thread::hardware_concurrency()));
     }
 
     Problem problem;
@@ -189,7 +202,8 @@ int run(const RunOptions& o) try {
     } else {
         check_shape(o.m, o.n, o.k);
     }
-    const int m = real_data ? problem.m : o.m, n = real_data ? problem.n : o.n, k = real_data ? problem.k : o.k;
+    const int m = real_data ? problem.m : o.m, n = real_data ? problem.n : o.n,
+              k = real_data ? problem.k : o.k;
 
     // Kernel selection (GPU and dry-run).
     int kernel_index = -1, log2_split = 0;
@@ -208,16 +222,17 @@ int run(const RunOptions& o) try {
         if (o.explain) {
             say("heuristic on {} CUs, splitk {}, bpreshuffle {}:", q.num_cu, q.log2_k_split, q.bpreshuffle);
             for (const HeuristicStep& st : s.heuristic.steps)
-                say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split, st.reason);
+                say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split,
+                    st.reason);
         }
         kernel_index = s.index;
         log2_split = s.log2_k_split;
         const KernelConfig& kc = manifest.kernels[size_t(kernel_index)];
         plan = make_launch_plan(kc, m, n, k, log2_split, false);
-        say("shape M={} N={} K={}, kernel {} (tile {}x{}, splitK={}, bpreshuffle={})", m, n, k, kc.co_name, kc.tile_m,
-            kc.tile_n, kc.split_k, kc.bpreshuffle);
-        say("grid = ({}, {}, {}) x {} threads, log2_k_split={}", plan.grid.x, plan.grid.y, plan.grid.z, plan.block.x,
-            plan.log2_k_split);
+        say("shape M={} N={} K={}, kernel {} (tile {}x{}, splitK={}, bpreshuffle={})", m, n, k, kc.co_name,
+            kc.tile_m, kc.tile_n, kc.split_k, kc.bpreshuffle);
+        say("grid = ({}, {}, {}) x {} threads, log2_k_split={}", plan.grid.x, plan.grid.y, plan.grid.z,
+            plan.block.x, plan.log2_k_split);
         if (o.dry_run) return 0;
     } else {
         log2_split = std::max(o.splitk, 0);
@@ -237,7 +252,8 @@ int run(const RunOptions& o) try {
         const std::string co_path = manifest.dir + "/" + g->kernel().co_name;
         const CodeObjectInfo info = inspect_code_object(co_path);
         say("code object: {} ({} bytes, {}, symbol {})", co_path, std::filesystem::file_size(co_path),
-            info.kind == CodeObjectKind::Ptx ? "PTX, JIT-compiled by the driver" : info.target, g->kernel().knl_name);
+            info.kind == CodeObjectKind::Ptx ? "PTX, JIT-compiled by the driver" : info.target,
+            g->kernel().knl_name);
         d = g->run_and_fetch();
     } else {
         d = cpu_run(problem, log2_split);
@@ -264,21 +280,24 @@ int run(const RunOptions& o) try {
         const bool bf16_split = g && g->plan().gdz > 1 && g->kernel().abi == KernelAbi::Aiter;
         const Tolerance tol = default_tolerance(bf16_split);
         if (bf16_split)
-            say("note: {}-way splitK reduces in bf16 (buffer_atomic_pk_add_bf16), using abs tol {:.4g}", g->plan().gdz,
-                tol.atol_frac);
+            say("note: {}-way splitK reduces in bf16 (buffer_atomic_pk_add_bf16), using abs tol {:.4g}",
+                g->plan().gdz, tol.atol_frac);
         else if (g && g->plan().gdz > 1)
             say("note: {}-way splitK reduces in fp32 (workspace), tolerances unchanged", g->plan().gdz);
         const std::vector<float> ref = reference_for(problem);
         const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n), tol);
         say("verify: max|ref|={:.4g}  max_abs_err={:.4g}  max_rel_err={:.4g}  mismatches={}/{}", v.max_ref,
             v.max_abs_err, v.max_rel_err, v.mismatches, v.total);
-        j["verify"] = {{"max_ref", v.max_ref},           {"max_abs_err", v.max_abs_err},
-                       {"max_rel_err", v.max_rel_err},   {"mismatches", v.mismatches},
-                       {"total", v.total},               {"nan_outputs", v.nan_outputs},
+        j["verify"] = {{"max_ref", v.max_ref},
+                       {"max_abs_err", v.max_abs_err},
+                       {"max_rel_err", v.max_rel_err},
+                       {"mismatches", v.mismatches},
+                       {"total", v.total},
+                       {"nan_outputs", v.nan_outputs},
                        {"passed", v.passed()}};
         if (!v.passed()) {
-            say("  first mismatch at (m={}, n={}): got {:.6g}, want {:.6g}", v.first_m, v.first_n, v.first_got,
-                v.first_want);
+            say("  first mismatch at (m={}, n={}): got {:.6g}, want {:.6g}", v.first_m, v.first_n,
+                v.first_got, v.first_want);
             say("FAILED");
             rc = 1;
         } else {
@@ -291,11 +310,13 @@ int run(const RunOptions& o) try {
         npy_write(o.out, NpyDtype::F32, {size_t(m), size_t(n)}, df.data());
     }
     if (o.iters > 0) {
-        const double us = g ? g->time_us(o.iters, o.warmup) : cpu_time_us(problem, log2_split, o.iters, std::min(o.warmup, 1));
+        const double us = g ? g->time_us(o.iters, o.warmup)
+                            : cpu_time_us(problem, log2_split, o.iters, std::min(o.warmup, 1));
         const double flops = 2.0 * m * n * double(k);
         const double bytes = double(m) * k / 2 + double(n) * k / 2 + double(m) * n * 2;
         say("{:8.2f} us   {:8.2f} TFLOP/s   {:7.2f} TB/s", us, flops / us / 1e6, bytes / us / 1e6);
-        j["timing"] = {{"us", us}, {"tflops", flops / us / 1e6}, {"tbs", bytes / us / 1e6}, {"iters", o.iters}};
+        j["timing"] = {
+            {"us", us}, {"tflops", flops / us / 1e6}, {"tbs", bytes / us / 1e6}, {"iters", o.iters}};
     }
     j["passed"] = rc == 0;
     if (!o.json.empty()) write_json_atomic(o.json, j);
@@ -312,17 +333,22 @@ int pack(const PackOptions& o) try {
     if (o.layout == "aiter-b") {
         const size_t k = cols * 2;
         if (rows % 16 || cols % 32)
-            throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: aiter-b needs rows % 16 == 0 and "
-                                                    "K/2 % 32 == 0 (K % 64): pad the operand", o.in, rows, cols));
+            throw Error(Errc::BadInput,
+                        fmt::format("--in {} has shape [{}, {}]: aiter-b needs rows % 16 == 0 and "
+                                    "K/2 % 32 == 0 (K % 64): pad the operand",
+                                    o.in, rows, cols));
         std::vector<uint8_t> y(x.bytes.size());
-        if (o.inverse) aiter_b_unshuffle(x.u8(), y.data(), rows, k);
-        else aiter_b_shuffle(x.u8(), y.data(), rows, k);
+        if (o.inverse)
+            aiter_b_unshuffle(x.u8(), y.data(), rows, k);
+        else
+            aiter_b_shuffle(x.u8(), y.data(), rows, k);
         npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
     } else if (o.layout == "aiter-scale") {
         if (o.inverse) {
             if (rows % 256 || cols % 8)
                 throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: an aiter-scale array is "
-                                                        "[round_up(rows,256), round_up(K/32,8)]", o.in, rows, cols));
+                                                        "[round_up(rows,256), round_up(K/32,8)]",
+                                                        o.in, rows, cols));
             std::vector<uint8_t> y(x.bytes.size());
             aiter_scale_unshuffle(x.u8(), y.data(), rows, cols);
             npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
@@ -343,7 +369,8 @@ int quantize(const QuantizeOptions& o) try {
     const NpyArray x = npy_read_2d(o.in, NpyDtype::F32, "--in");
     const size_t rows = x.shape[0], k = x.shape[1];
     if (k % 32)
-        throw Error(Errc::BadInput, fmt::format("--in {} has K = {} columns: MXFP4 needs K % 32 == 0; pad K", o.in, k));
+        throw Error(Errc::BadInput,
+                    fmt::format("--in {} has K = {} columns: MXFP4 needs K % 32 == 0; pad K", o.in, k));
     std::vector<uint8_t> packed(rows * k / 2), scales(rows * k / 32);
     quantize_mxfp4(x.f32(), rows, k, packed.data(), scales.data());
     npy_write(o.out, NpyDtype::U8, {rows, k / 2}, packed.data());
@@ -373,16 +400,19 @@ int tune(const TuneOptions& o) try {
         check_shape(sh[0], sh[1], sh[2]);
         shapes.push_back(sh);
     }
-    if (o.iters <= 0 || o.reps <= 0) throw Error(Errc::InvalidArgument, "--iters and --reps must be positive");
+    if (o.iters <= 0 || o.reps <= 0)
+        throw Error(Errc::InvalidArgument, "--iters and --reps must be positive");
     if (cuda_device_count() == 0)
-        throw Error(Errc::Device, "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
+        throw Error(Errc::Device,
+                    "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
     std::unique_ptr<Device> dev = make_cuda_device(o.device);
     const CoDirChoice co = resolve_co_dir(o.co_dir, true);
     if (co.dir.empty()) throw Error(Errc::Manifest, "no code-object directory: pass --co-dir");
     Launcher launcher(*dev, filter_for_device(load_manifest(co.dir), BackendKind::Cuda, dev->props().arch));
     const Manifest& man = launcher.manifest();
     const int sms = dev->props().num_cu;
-    say("tuning {} shapes over {} kernels on {} ({} SMs)", shapes.size(), man.kernels.size(), dev->props().name, sms);
+    say("tuning {} shapes over {} kernels on {} ({} SMs)", shapes.size(), man.kernels.size(),
+        dev->props().name, sms);
     TunedTable table;
     for (const auto& sh : shapes) {
         const int m = sh[0], n = sh[1], k = sh[2];
@@ -396,7 +426,8 @@ int tune(const TuneOptions& o) try {
                                             kSeedB + 7919u * uint32_t(s), false));
         const bool verify = o.verify && double(m) * n * k <= o.verify_max_macs;
         if (o.verify && !verify)
-            say("  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ verifies on the GPU)",
+            say("  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ verifies "
+                "on the GPU)",
                 m, n, k);
         const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
         // Screening: one timed launch per candidate (kernel x split); candidates more than 1.5x
@@ -432,7 +463,8 @@ int tune(const TuneOptions& o) try {
         for (const Candidate& c : cands) {
             const KernelConfig& kc = man.kernels[size_t(c.index)];
             if (c.screen_us > 1.5 * best_screen) {
-                say("  {}x{}x{} {:<40} split {}: {:9.2f} us screen, dropped", m, n, k, kc.co_name, c.l, c.screen_us);
+                say("  {}x{}x{} {:<40} split {}: {:9.2f} us screen, dropped", m, n, k, kc.co_name, c.l,
+                    c.screen_us);
                 continue;
             }
             GpuGemm g(launcher, c.index, c.l, problems[0]);
@@ -443,8 +475,8 @@ int tune(const TuneOptions& o) try {
             std::sort(t.begin(), t.end());
             const double us = t[t.size() / 2];
             const double tf = 2.0 * m * n * double(k) / us / 1e6;
-            say("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)", m, n, k, kc.co_name,
-                c.l, us, tf, 100.0 * (t.back() - t.front()) / us, g.sets());
+            say("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)", m, n, k,
+                kc.co_name, c.l, us, tf, 100.0 * (t.back() - t.front()) / us, g.sets());
             if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, c.l, us, tf};
         }
         say("best {}x{}x{}: {} split {} ({:.2f} us)", m, n, k, best.kernel, best.log2_k_split, best.us);
@@ -460,8 +492,8 @@ int tune(const TuneOptions& o) try {
         std::remove(tmp.c_str());
         throw Error(Errc::Io, "cannot write " + o.out + ": check the folder is writable");
     }
-    say("wrote {} ({} shapes); pass it with --tuned or put it beside the manifest as {}", o.out, table.entries.size(),
-        kTunedFile);
+    say("wrote {} ({} shapes); pass it with --tuned or put it beside the manifest as {}", o.out,
+        table.entries.size(), kTunedFile);
     return 0;
 } catch (const Error& e) {
     return fail(e.what());

@@ -27,7 +27,7 @@ struct RunOptions {
     float alpha = 1.f, beta = 0.f;
     std::string json;
     std::string a, a_scale, b, b_scale, c, out;  // real data
-    std::string tuned;                            // tuned table (--tuned)
+    std::string tuned;                           // tuned table (--tuned)
 };
 int run(const RunOptions& o);
 

@@ -1,8 +1,8 @@
 // f4gemm command line: the original asm_f4gemm's flags, defaults and output lines, plus our
 // backends, real-data I/O, dry-run/explain, and the offline pack/quantize subcommands.
 // Parse errors become one line naming the flag and the fix, exit 1 (as the original).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <regex>
@@ -32,7 +32,8 @@ int report_parse_error(const CLI::ParseError& e) {
         static const std::regex flag_re(R"(^(\S+?):)");
         std::string flag = std::regex_search(what, m, flag_re) ? m[1].str() : what;
         std::fprintf(stderr, "[f4gemm] missing value for %s: pass %s <value>\n", flag.c_str(), flag.c_str());
-    } else if (dynamic_cast<const CLI::ConversionError*>(&e) || dynamic_cast<const CLI::ValidationError*>(&e)) {
+    } else if (dynamic_cast<const CLI::ConversionError*>(&e) ||
+               dynamic_cast<const CLI::ValidationError*>(&e)) {
         std::fprintf(stderr, "[f4gemm] bad value: %s: see f4gemm --help\n", what.c_str());
     } else {
         std::fprintf(stderr, "[f4gemm] %s: see f4gemm --help\n", what.c_str());
@@ -44,12 +45,14 @@ int report_parse_error(const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
     using namespace f4gemm::cli;
-    CLI::App app{"f4gemm: MXFP4 GEMM D = alpha * A * B^T + beta * C, verified against a float64 CPU reference"};
+    CLI::App app{
+        "f4gemm: MXFP4 GEMM D = alpha * A * B^T + beta * C, verified against a float64 CPU reference"};
     app.set_help_flag("-h,--help", "print this help and exit");
     // The original reads options in order, so a repeated flag's last value wins.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.footer("Environment: AITER_F4GEMM_DIR (the f4gemm code-object folder), AITER_ASM_DIR (aiter's hsa/ "
-               "root; gfx950/f4gemm is appended), F4GEMM_CO_DIR (our kernels' folder).");
+    app.footer(
+        "Environment: AITER_F4GEMM_DIR (the f4gemm code-object folder), AITER_ASM_DIR (aiter's hsa/ "
+        "root; gfx950/f4gemm is appended), F4GEMM_CO_DIR (our kernels' folder).");
     RunOptions ro;
     bool version = false;
     app.add_option("-m", ro.m, "M (rows of A and D); default 512");
@@ -57,12 +60,14 @@ int main(int argc, char** argv) {
     app.add_option("-k", ro.k, "K (reduction); must be a multiple of 256; default 2048");
     app.add_option("--co-dir", ro.co_dir, "folder holding the code objects and f4gemm_bf16_per1x32Fp4.csv");
     app.add_option("--kernel", ro.kernel, "force a kernel by mangled name (knl_name) or file name (co_name)");
-    app.add_option("--bpreshuffle", ro.bpreshuffle, "0|1: heuristic filter on the B layout (default 1 when the "
-                                                    "manifest has preshuffled kernels)");
+    app.add_option("--bpreshuffle", ro.bpreshuffle,
+                   "0|1: heuristic filter on the B layout (default 1 when the "
+                   "manifest has preshuffled kernels)");
     app.add_option("--splitk", ro.splitk, "log2 of the K split; -1 lets the heuristic try 2/4/8/16");
     app.add_option("--iters", ro.iters, "timed iterations (0 = no benchmark); default 20");
     app.add_option("--warmup", ro.warmup, "warm-up runs before timing; default 5");
-    app.add_flag_callback("--no-verify", [&] { ro.verify = false; }, "skip the CPU reference check");
+    app.add_flag_callback(
+        "--no-verify", [&] { ro.verify = false; }, "skip the CPU reference check");
     app.add_flag("--list", ro.list, "print the manifest and exit");
     app.add_flag("--dry-run", ro.dry_run, "select the kernel, print the shape/kernel and grid lines, exit");
     app.add_flag("--explain", ro.explain, "print why each heuristic candidate won or lost");
@@ -80,8 +85,9 @@ int main(int argc, char** argv) {
     app.add_option("--b-scale", ro.b_scale, "SB.npy: uint8 [N, K/32] E8M0");
     app.add_option("--c", ro.c, "C.npy: float32 [M, N] (rounded to bf16)");
     app.add_option("--out", ro.out, "D.npy: float32 [M, N], the bf16 results widened exactly");
-    app.add_option("--tuned", ro.tuned, "tuned table CSV (f4gemm tune); default $F4GEMM_TUNED, else "
-                                       "f4gemm_bf16_per1x32Fp4_tuned.csv in the code-object folder");
+    app.add_option("--tuned", ro.tuned,
+                   "tuned table CSV (f4gemm tune); default $F4GEMM_TUNED, else "
+                   "f4gemm_bf16_per1x32Fp4_tuned.csv in the code-object folder");
     app.add_flag("--version", version, "print the version and the backends compiled in");
 
     PackOptions po;
@@ -98,8 +104,9 @@ int main(int argc, char** argv) {
     quant_cmd->add_option("--scale-out", qo.scale_out, "uint8 [rows, K/32] E8M0 .npy")->required();
 
     TuneOptions to;
-    CLI::App* tune_cmd = app.add_subcommand("tune", "measure every kernel and split for given shapes on the GPU "
-                                                    "and write a tuned table the driver then prefers");
+    CLI::App* tune_cmd = app.add_subcommand("tune",
+                                            "measure every kernel and split for given shapes on the GPU "
+                                            "and write a tuned table the driver then prefers");
     tune_cmd->add_option("--shape", to.shapes, "MxNxK (repeatable)")->required();
     tune_cmd->add_option("--out", to.out, "tuned CSV to write")->required();
     tune_cmd->add_option("--co-dir", to.co_dir, "code-object folder (default: as for a run)");
@@ -107,7 +114,8 @@ int main(int argc, char** argv) {
     tune_cmd->add_option("--iters", to.iters, "timed iterations per repetition; default 20");
     tune_cmd->add_option("--warmup", to.warmup, "warm-up runs; default 5");
     tune_cmd->add_option("--reps", to.reps, "repetitions (median taken); default 3");
-    tune_cmd->add_flag_callback("--no-verify", [&] { to.verify = false; }, "skip the CPU check of each candidate");
+    tune_cmd->add_flag_callback(
+        "--no-verify", [&] { to.verify = false; }, "skip the CPU check of each candidate");
     tune_cmd->add_option("--verify-max-macs", to.verify_max_macs,
                          "largest M*N*K checked against the CPU reference; default 2^34");
 

@@ -17,8 +17,8 @@ struct Dim3 {
 
 // Launch plan for one (kernel, shape, split): pure arithmetic, no device.
 struct LaunchPlan {
-    Dim3 grid;              // (ceil(N/tile_N), ceil(M/tile_M), gdz)
-    Dim3 block;             // (threads, 1, 1)
+    Dim3 grid;   // (ceil(N/tile_N), ceil(M/tile_M), gdz)
+    Dim3 block;  // (threads, 1, 1)
     unsigned smem_bytes = 0;
     int log2_k_split = 0;   // 0 for kernels that cannot split (the flag is ignored there)
     int k_num = 1;          // 1 << log2_k_split
@@ -48,13 +48,12 @@ struct DevicePointers {
 
 // aiter's fill: the whole block zeroed, then D/C/A/B, alpha, beta, stride_C0 = stride_D0 = N,
 // stride_A0 = stride_B0 = K (fp4 elements), M/N/K, scales, stride_Scale*0, log2_k_split.
-F4gemmKernelArgs make_kernel_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n,
-                                  int k, float alpha, float beta);
+F4gemmKernelArgs make_kernel_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n, int k,
+                                  float alpha, float beta);
 F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n, int k,
                               float alpha, float beta);
 // The argument blob a backend passes to the launch (args_bytes long).
-std::vector<uint8_t> make_arg_blob(const KernelConfig& kc, const LaunchPlan& p,
-                                   const DevicePointers& ptr, int m, int n, int k, float alpha,
-                                   float beta);
+std::vector<uint8_t> make_arg_blob(const KernelConfig& kc, const LaunchPlan& p, const DevicePointers& ptr,
+                                   int m, int n, int k, float alpha, float beta);
 
 }  // namespace f4gemm

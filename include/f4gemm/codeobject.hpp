@@ -11,9 +11,9 @@ enum class CodeObjectKind { Cubin, Ptx, Amdgpu, Unknown };
 
 struct CodeObjectInfo {
     CodeObjectKind kind = CodeObjectKind::Unknown;
-    int sm = 0;               // CUDA: 90 for sm_90/sm_90a (cubins do not record the 'a')
+    int sm = 0;                  // CUDA: 90 for sm_90/sm_90a (cubins do not record the 'a')
     bool arch_specific = false;  // PTX ".target sm_90a"
-    std::string target;       // "sm_90a" (PTX), "sm_90" (cubin), "gfx950" (AMDGPU, from e_flags mach)
+    std::string target;          // "sm_90a" (PTX), "sm_90" (cubin), "gfx950" (AMDGPU, from e_flags mach)
 };
 
 // Throws Errc::NotFound for a missing file, Errc::BadInput for an unreadable/truncated one.

@@ -15,10 +15,10 @@ struct CpuGemmArgs {
     const MxOperand* b = nullptr;  // plain [n, k/2] + [n, k/32]
     size_t m = 0, n = 0, k = 0;
     float alpha = 1.f, beta = 0.f;
-    const uint16_t* c = nullptr;   // bf16 [m, n] dense, or nullptr
-    int splits = 1;                // K chunks (gdz): each chunk's sum in fp32, then added in
-    int k_per_split = 0;           // chunk order in fp32 (our kernels' split-K semantics)
-    int threads = 0;               // <= 0: hardware concurrency
+    const uint16_t* c = nullptr;  // bf16 [m, n] dense, or nullptr
+    int splits = 1;               // K chunks (gdz): each chunk's sum in fp32, then added in
+    int k_per_split = 0;          // chunk order in fp32 (our kernels' split-K semantics)
+    int threads = 0;              // <= 0: hardware concurrency
 };
 
 // Writes bf16 [m, n] with row stride ld (elements); nothing outside rows < m, columns < n. Each

@@ -47,9 +47,9 @@ int default_bpreshuffle(const Manifest& m);
 int default_num_cu(const Manifest& m);
 
 struct Selection {
-    int index = -1;          // into the manifest
+    int index = -1;  // into the manifest
     int log2_k_split = 0;
-    bool tuned = false;      // taken from the tuned table
+    bool tuned = false;         // taken from the tuned table
     HeuristicResult heuristic;  // steps filled when explain was asked for
 };
 // --kernel NAME (knl_name or co_name; forced split = max(L, 0)), else the tuned table's entry

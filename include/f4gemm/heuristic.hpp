@@ -19,15 +19,15 @@ struct HeuristicQuery {
 };
 
 struct HeuristicStep {
-    int index = -1;      // manifest index
-    int split = 1;       // candidate split count (0 when the kernel was filtered out)
+    int index = -1;  // manifest index
+    int split = 1;   // candidate split count (0 when the kernel was filtered out)
     bool accepted = false;
     std::string reason;  // one line: the filter or comparison that decided
 };
 
 struct HeuristicResult {
-    int index = -1;         // chosen manifest index, -1 = none
-    int log2_k_split = 0;   // log2 of the chosen split
+    int index = -1;                    // chosen manifest index, -1 = none
+    int log2_k_split = 0;              // log2 of the chosen split
     std::vector<HeuristicStep> steps;  // filled only when explain == true
 };
 

@@ -10,8 +10,12 @@
 
 namespace f4gemm {
 
-inline size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
-inline size_t ceil_div(size_t x, size_t m) { return (x + m - 1) / m; }
+inline size_t round_up(size_t x, size_t m) {
+    return (x + m - 1) / m * m;
+}
+inline size_t ceil_div(size_t x, size_t m) {
+    return (x + m - 1) / m;
+}
 
 // Row over-allocation of A/B (so an edge tile never touches unmapped memory) and D.
 constexpr size_t kOperandRowPad = 256;
@@ -57,9 +61,8 @@ struct OperandImage {
     std::vector<uint8_t> scales;  // e8m0
     size_t scale_stride = 0;      // bytes between scale rows (stride_Scale*0)
 };
-OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k,
+OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k, ScaleLayout sl);
+OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n, size_t k, BLayout bl,
                           ScaleLayout sl);
-OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n, size_t k,
-                          BLayout bl, ScaleLayout sl);
 
 }  // namespace f4gemm

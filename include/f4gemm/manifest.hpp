@@ -21,26 +21,26 @@ enum class KernelAbi {
 struct KernelConfig {
     int tile_m = 0;
     int tile_n = 0;
-    int split_k = 0;      // 1 = split-K capable
-    int bpreshuffle = 0;  // 1 = B in aiter's 16x16 preshuffle
-    std::string knl_name; // symbol to look up in the code object
-    std::string co_name;  // file name inside the code-object folder
+    int split_k = 0;       // 1 = split-K capable
+    int bpreshuffle = 0;   // 1 = B in aiter's 16x16 preshuffle
+    std::string knl_name;  // symbol to look up in the code object
+    std::string co_name;   // file name inside the code-object folder
     // Our extra columns (defaults describe aiter's gfx950 kernels):
-    std::string arch = "gfx950";  // "arch": gfx950 | sm_90a | ...
-    int threads = 256;            // "threads"
-    int smem_bytes = 0;           // "smem_bytes": dynamic shared memory
-    KernelAbi abi = KernelAbi::Aiter;                   // "abi": aiter | sm90v1
-    BLayout b_layout = BLayout::Aiter16x16;             // "b_layout", default from bpreshuffle
+    std::string arch = "gfx950";                            // "arch": gfx950 | sm_90a | ...
+    int threads = 256;                                      // "threads"
+    int smem_bytes = 0;                                     // "smem_bytes": dynamic shared memory
+    KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1
+    BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
-    std::map<std::string, std::string> extra;           // any other column, verbatim
-    int line = 0;  // 1-based line in the CSV, for messages
+    std::map<std::string, std::string> extra;               // any other column, verbatim
+    int line = 0;                                           // 1-based line in the CSV, for messages
 };
 
 struct Manifest {
-    std::string path;  // the CSV that was read
-    std::string dir;   // its folder (the code-object folder)
-    std::vector<std::string> columns;  // header, in file order
-    std::vector<KernelConfig> kernels; // CSV order (it matters for heuristic ties)
+    std::string path;                   // the CSV that was read
+    std::string dir;                    // its folder (the code-object folder)
+    std::vector<std::string> columns;   // header, in file order
+    std::vector<KernelConfig> kernels;  // CSV order (it matters for heuristic ties)
 };
 
 // Parses CSV text; `source` names the file in errors ("<source>:<line>: <what>: <fix>").

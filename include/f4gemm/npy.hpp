@@ -25,7 +25,6 @@ NpyArray npy_read(const std::string& path);
 // dtype/shape found and what was expected.
 NpyArray npy_read_2d(const std::string& path, NpyDtype want, const char* what);
 // Writes atomically (temp file + rename): no half-written file is ever left behind.
-void npy_write(const std::string& path, NpyDtype dtype, const std::vector<size_t>& shape,
-               const void* data);
+void npy_write(const std::string& path, NpyDtype dtype, const std::vector<size_t>& shape, const void* data);
 
 }  // namespace f4gemm

@@ -12,8 +12,8 @@ namespace f4gemm {
 
 // a: [m, k] float32, b: [n, k] float32 (dequantized); c: [m, n] float32 or nullptr.
 // Returns float32 [m, n] (the double result rounded once). threads <= 0: hardware concurrency.
-std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size_t n, size_t k,
-                                  float alpha, float beta, const float* c, int threads = 0);
+std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size_t n, size_t k, float alpha,
+                                  float beta, const float* c, int threads = 0);
 
 // The same GEMM over plain MXFP4 operands (m = a.rows, n = b.rows, k = a.k == b.k), for data
 // whose scales leave the seed's range (DataKind::WideScale): values are dequantized to float64

@@ -13,10 +13,10 @@
 namespace f4gemm {
 
 struct DeviceProps {
-    std::string backend;   // "cuda" | "hip"
-    std::string name;      // e.g. "NVIDIA H200", "AMD Instinct MI355X"
-    std::string arch;      // "sm_90a"-style for CUDA (sm_<major><minor>, 'a' added for 9.0), gfx name for HIP
-    int num_cu = 0;        // SMs / CUs
+    std::string backend;  // "cuda" | "hip"
+    std::string name;     // e.g. "NVIDIA H200", "AMD Instinct MI355X"
+    std::string arch;     // "sm_90a"-style for CUDA (sm_<major><minor>, 'a' added for 9.0), gfx name for HIP
+    int num_cu = 0;       // SMs / CUs
     int cc_major = 0, cc_minor = 0;  // CUDA compute capability (0 for HIP)
     size_t global_mem = 0;
 };

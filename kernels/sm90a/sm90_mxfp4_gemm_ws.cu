@@ -77,7 +77,8 @@ constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThrea
 constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
 constexpr int kRegWG0 = F4GEMM_REG_WG0;
 constexpr int kRegPool = (1 + kConsumers) * kLaunchRegs - kRegWG0;  // what the consumers may take
-constexpr int kRegConsumer = kConsumers == 1 ? 240 : (kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8);
+constexpr int kRegConsumer =
+    kConsumers == 1 ? 240 : (kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8);
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
 constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
@@ -91,8 +92,8 @@ constexpr int kParts = kRotate ? F4GEMM_PARTS : 1;
 constexpr int kDepth = kRotate ? F4GEMM_DEPTH : 1;
 constexpr int kPartN = BLOCK_S / kParts;
 constexpr int kPartRegs = kPartN / 2;
-constexpr int kSub = kSteps * kParts;            // sub-steps (wgmmas) per stage and consumer warpgroup
-constexpr int kABufs = kRotate ? kSteps : 2;     // A fragment buffers
+constexpr int kSub = kSteps * kParts;         // sub-steps (wgmmas) per stage and consumer warpgroup
+constexpr int kABufs = kRotate ? kSteps : 2;  // A fragment buffers
 static_assert(!kRotate || (BLOCK_S % kParts == 0 && kPartN % 16 == 0), "parts are whole wgmma N >= 16");
 static_assert(!kRotate || (kDepth >= 1 && kDepth <= 8 && kDepth <= kSub),
               "fresh accumulators in the rotation: the drain of a stage waits with counts 0..7");
@@ -559,8 +560,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             if (pp == 0) prep(s, j);  // a[j]: its previous readers (step j of stage s-1) completed
             if (u == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
             const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
-            const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) +
-                                                  (j % 4) * 32);
+            const uint64_t desc =
+                make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32);
             wgmma_fence();
             WgmmaP::mma(f, a[j], desc);
             wgmma_commit();
@@ -614,74 +615,74 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             mbar_arrive(&bar_s8_empty[s % kStages]);
         }
     } else {
-    if (nks > 0) prep(0, 0);
-    if constexpr (!kDoubleFrag) {
-        // One fresh accumulator: wgmma(j) runs while fragment j+1 is converted, then FADD; the other
-        // consumer warpgroup keeps the tensor cores busy while this one promotes.
-        for (int s = 0; s < nks; ++s) {
-            const int slot = s % kStages;
-            mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-            const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
+        if (nks > 0) prep(0, 0);
+        if constexpr (!kDoubleFrag) {
+            // One fresh accumulator: wgmma(j) runs while fragment j+1 is converted, then FADD; the other
+            // consumer warpgroup keeps the tensor cores busy while this one promotes.
+            for (int s = 0; s < nks; ++s) {
+                const int slot = s % kStages;
+                mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+                const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
 #pragma unroll
-            for (int j = 0; j < kSteps; ++j) {
-                const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
-                wgmma_fence();
-                Wgmma::mma(frag[0], a[j % 2], desc);
-                wgmma_commit();
-                if (j + 1 < kSteps) {
-                    prep(s, j + 1);
-                } else if (s + 1 < nks) {
-                    prep(s + 1, 0);
-                }
-                wgmma_wait<0>();
-#pragma unroll
-                for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
-#pragma unroll
-                for (int i = 0; i < kAccRegs; ++i) {
-                    fence_reg(frag[0][i]);
-                    acc[i] += frag[0][i];
-                }
-            }
-            mbar_arrive(&bar_s8_empty[slot]);
-        }
-    } else if (nks > 0) {
-        // Two fresh accumulators: wgmma(q+1) is issued before the FADDs of step q, so every consumer
-        // warpgroup keeps one wgmma in flight while it promotes the previous one.
-        auto issue = [&](int s, int j, float(&f)[kAccRegs]) {
-            const int slot = s % kStages;
-            if (j == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-            const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
-            const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
-            // No register fence on f here: an asm that "defines" accumulator registers between wgmma issue
-            // and wait makes ptxas serialise every wgmma (C7515).
-            wgmma_fence();
-            Wgmma::mma(f, a[j % 2], desc);
-            wgmma_commit();
-        };
-        issue(0, 0, frag[0]);
-        for (int s = 0; s < nks; ++s) {
-#pragma unroll
-            for (int j = 0; j < kSteps; ++j) {
-                const bool last = (j + 1 == kSteps) && (s + 1 == nks);
-                if (!last) {
-                    const int sn = j + 1 < kSteps ? s : s + 1, jn = (j + 1) % kSteps;
-                    prep(sn, jn);  // writes a[(j+1)%2], whose wgmma (step q-1) completed last iteration
-                    issue(sn, jn, frag[(j + 1) % 2]);
-                    wgmma_wait<1>();
-                } else {
+                for (int j = 0; j < kSteps; ++j) {
+                    const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
+                    wgmma_fence();
+                    Wgmma::mma(frag[0], a[j % 2], desc);
+                    wgmma_commit();
+                    if (j + 1 < kSteps) {
+                        prep(s, j + 1);
+                    } else if (s + 1 < nks) {
+                        prep(s + 1, 0);
+                    }
                     wgmma_wait<0>();
-                }
 #pragma unroll
-                for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
+                    for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
 #pragma unroll
-                for (int i = 0; i < kAccRegs; ++i) {
-                    fence_reg(frag[j % 2][i]);
-                    acc[i] += frag[j % 2][i];
+                    for (int i = 0; i < kAccRegs; ++i) {
+                        fence_reg(frag[0][i]);
+                        acc[i] += frag[0][i];
+                    }
                 }
+                mbar_arrive(&bar_s8_empty[slot]);
             }
-            mbar_arrive(&bar_s8_empty[s % kStages]);
+        } else if (nks > 0) {
+            // Two fresh accumulators: wgmma(q+1) is issued before the FADDs of step q, so every consumer
+            // warpgroup keeps one wgmma in flight while it promotes the previous one.
+            auto issue = [&](int s, int j, float(&f)[kAccRegs]) {
+                const int slot = s % kStages;
+                if (j == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+                const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
+                const uint64_t desc = make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + (j % 4) * 32);
+                // No register fence on f here: an asm that "defines" accumulator registers between wgmma
+                // issue and wait makes ptxas serialise every wgmma (C7515).
+                wgmma_fence();
+                Wgmma::mma(f, a[j % 2], desc);
+                wgmma_commit();
+            };
+            issue(0, 0, frag[0]);
+            for (int s = 0; s < nks; ++s) {
+#pragma unroll
+                for (int j = 0; j < kSteps; ++j) {
+                    const bool last = (j + 1 == kSteps) && (s + 1 == nks);
+                    if (!last) {
+                        const int sn = j + 1 < kSteps ? s : s + 1, jn = (j + 1) % kSteps;
+                        prep(sn, jn);  // writes a[(j+1)%2], whose wgmma (step q-1) completed last iteration
+                        issue(sn, jn, frag[(j + 1) % 2]);
+                        wgmma_wait<1>();
+                    } else {
+                        wgmma_wait<0>();
+                    }
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
+#pragma unroll
+                    for (int i = 0; i < kAccRegs; ++i) {
+                        fence_reg(frag[j % 2][i]);
+                        acc[i] += frag[j % 2][i];
+                    }
+                }
+                mbar_arrive(&bar_s8_empty[s % kStages]);
+            }
         }
-    }
     }  // !kRotate
 
     // -----------------------------------------------------------------------------------------

@@ -24,13 +24,14 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
         throw Error(Errc::InvalidArgument,
                     "GEMM shape (got " + shape_str(m, n, k) + "): M, N and K must be positive");
     if (k % 32 != 0)
-        throw Error(Errc::InvalidArgument, "K (got " + std::to_string(k) +
-                                               "): must be a multiple of 32 (one E8M0 scale per 32 elements)");
+        throw Error(
+            Errc::InvalidArgument,
+            "K (got " + std::to_string(k) + "): must be a multiple of 32 (one E8M0 scale per 32 elements)");
     if (kc.tile_m <= 0 || kc.tile_n <= 0 || kc.threads <= 0 || kc.smem_bytes < 0)
-        throw Error(Errc::InvalidArgument,
-                    "kernel " + kc.co_name + " (got tile " + std::to_string(kc.tile_m) + "x" +
-                        std::to_string(kc.tile_n) + ", threads " + std::to_string(kc.threads) +
-                        "): tiles and threads must be positive in the manifest");
+        throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got tile " +
+                                               std::to_string(kc.tile_m) + "x" + std::to_string(kc.tile_n) +
+                                               ", threads " + std::to_string(kc.threads) +
+                                               "): tiles and threads must be positive in the manifest");
 
     LaunchPlan p;
     p.grid.x = static_cast<unsigned>(ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n)));
@@ -79,8 +80,7 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.sb_bytes = round_up(N, kOperandRowPad) * p.scale_stride;  // (round_up(N,256), stride) e8m0
     p.d_bytes = round_up(M, kOutputRowPad) * N * 2;             // (round_up(M,32), N) bf16
     p.c_bytes = has_c ? M * N * 2 : 0;                          // (M, N) bf16
-    p.workspace_bytes =
-        kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
+    p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     p.args_bytes = kc.abi == KernelAbi::Sm90v1 ? F4GEMM_SM90_ARGS_BYTES : F4GEMM_KERNARG_PREFIX_BYTES;
     return p;
 }

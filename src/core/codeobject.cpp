@@ -23,18 +23,25 @@ constexpr uint16_t kEmAmdgpu = 224;
 std::string amdgpu_mach_name(uint32_t mach) {
     // EF_AMDGPU_MACH values from LLVM's ELF.h, the ones f4gemm users meet.
     switch (mach) {
-    case 0x02f: return "gfx906";
-    case 0x030: return "gfx908";
-    case 0x03f: return "gfx90a";
-    case 0x04c: return "gfx942";
-    case 0x04f: return "gfx950";
-    case 0x041: return "gfx1100";
-    case 0x048: return "gfx1200";
-    default: {
-        std::ostringstream s;
-        s << "amdgcn-mach-0x" << std::hex << mach;
-        return s.str();
-    }
+        case 0x02f:
+            return "gfx906";
+        case 0x030:
+            return "gfx908";
+        case 0x03f:
+            return "gfx90a";
+        case 0x04c:
+            return "gfx942";
+        case 0x04f:
+            return "gfx950";
+        case 0x041:
+            return "gfx1100";
+        case 0x048:
+            return "gfx1200";
+        default: {
+            std::ostringstream s;
+            s << "amdgcn-mach-0x" << std::hex << mach;
+            return s.str();
+        }
     }
 }
 
@@ -47,7 +54,10 @@ CodeObjectInfo inspect_code_object(const std::string& path) {
     f.read(head.data(), 64);
     const std::streamsize got = f.gcount();
     CodeObjectInfo info;
-    if (got >= 4 && std::memcmp(head.data(), "\x7f" "ELF", 4) == 0) {
+    if (got >= 4 && std::memcmp(head.data(),
+                                "\x7f"
+                                "ELF",
+                                4) == 0) {
         if (got < 64 || head[4] != 2)
             throw Error(Errc::BadInput, "code object " + path + " is a truncated or 32-bit ELF: rebuild it");
         uint16_t machine;
@@ -91,20 +101,20 @@ bool cuda_can_run(const CodeObjectInfo& info, int cc_major, int cc_minor, std::s
         return false;
     };
     switch (info.kind) {
-    case CodeObjectKind::Amdgpu:
-        return refuse("code object is for AMDGPU " + info.target + ", the device is CUDA " + dev_name);
-    case CodeObjectKind::Unknown:
-        return refuse("code object is neither a cubin nor PTX");
-    case CodeObjectKind::Cubin:
-        // SASS runs only within its major version, on the same or a later minor. Our sm_90a
-        // cubins carry arch-specific instructions (wgmma) and need exactly 9.0.
-        if (info.sm / 10 != cc_major || info.sm % 10 > cc_minor)
-            return refuse("cubin is built for " + info.target + ", the device is " + dev_name);
-        return true;
-    case CodeObjectKind::Ptx:
-        if (info.arch_specific ? info.sm != dev : info.sm > dev)
-            return refuse("PTX targets " + info.target + ", the device is " + dev_name);
-        return true;
+        case CodeObjectKind::Amdgpu:
+            return refuse("code object is for AMDGPU " + info.target + ", the device is CUDA " + dev_name);
+        case CodeObjectKind::Unknown:
+            return refuse("code object is neither a cubin nor PTX");
+        case CodeObjectKind::Cubin:
+            // SASS runs only within its major version, on the same or a later minor. Our sm_90a
+            // cubins carry arch-specific instructions (wgmma) and need exactly 9.0.
+            if (info.sm / 10 != cc_major || info.sm % 10 > cc_minor)
+                return refuse("cubin is built for " + info.target + ", the device is " + dev_name);
+            return true;
+        case CodeObjectKind::Ptx:
+            if (info.arch_specific ? info.sm != dev : info.sm > dev)
+                return refuse("PTX targets " + info.target + ", the device is " + dev_name);
+            return true;
     }
     return refuse("unknown code object");
 }

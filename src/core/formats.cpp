@@ -67,7 +67,9 @@ int floor_log2(float a) {
 
 }  // namespace
 
-float e2m1_to_float(uint8_t nibble) { return kE2m1Lut[nibble & 0xF]; }
+float e2m1_to_float(uint8_t nibble) {
+    return kE2m1Lut[nibble & 0xF];
+}
 
 uint8_t float_to_e2m1(float x) {
     const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
@@ -99,7 +101,9 @@ uint16_t float_to_bf16(float x) {
     return uint16_t((u + rounding) >> 16);
 }
 
-float bf16_to_float(uint16_t b) { return bits_float(uint32_t(b) << 16); }
+float bf16_to_float(uint16_t b) {
+    return bits_float(uint32_t(b) << 16);
+}
 
 void quantize_mxfp4(const float* x, size_t rows, size_t k, uint8_t* packed, uint8_t* scales) {
     check_k(k, "quantize_mxfp4");

@@ -23,11 +23,11 @@ std::string fmt_eff(float e) {
 
 HeuristicResult select_kernel(const Manifest& m, const HeuristicQuery& q, bool explain) {
     if (q.m <= 0 || q.n <= 0)
-        throw Error(Errc::InvalidArgument, "heuristic shape (got M=" + std::to_string(q.m) + " N=" +
-                                               std::to_string(q.n) + "): M and N must be positive");
+        throw Error(Errc::InvalidArgument, "heuristic shape (got M=" + std::to_string(q.m) +
+                                               " N=" + std::to_string(q.n) + "): M and N must be positive");
     if (q.num_cu <= 0)
-        throw Error(Errc::InvalidArgument, "CU count (got " + std::to_string(q.num_cu) +
-                                               "): pass a positive --num-cu");
+        throw Error(Errc::InvalidArgument,
+                    "CU count (got " + std::to_string(q.num_cu) + "): pass a positive --num-cu");
     if (q.log2_k_split > 30)
         throw Error(Errc::InvalidArgument, "--splitk (got " + std::to_string(q.log2_k_split) +
                                                "): log2 of the K split must be at most 30");
@@ -51,13 +51,15 @@ HeuristicResult select_kernel(const Manifest& m, const HeuristicQuery& q, bool e
         const KernelConfig& c = m.kernels[i];
         const int idx = static_cast<int>(i);
         if (c.bpreshuffle != bpreshuffle_en) {
-            record(idx, 0, false, "skip: bpreshuffle " + std::to_string(c.bpreshuffle) + " != " +
-                                      std::to_string(bpreshuffle_en));
+            record(idx, 0, false,
+                   "skip: bpreshuffle " + std::to_string(c.bpreshuffle) +
+                       " != " + std::to_string(bpreshuffle_en));
             continue;
         }
         if (c.split_k < log2_k_split_en) {
-            record(idx, 0, false, "skip: splitK " + std::to_string(c.split_k) +
-                                      " < 1 (--splitk > 0 needs a split-capable kernel)");
+            record(idx, 0, false,
+                   "skip: splitK " + std::to_string(c.split_k) +
+                       " < 1 (--splitk > 0 needs a split-capable kernel)");
             continue;
         }
         // aiter: "tile128x512 may not support N % tile_N != 0".

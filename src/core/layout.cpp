@@ -13,7 +13,9 @@ namespace f4gemm {
 
 namespace {
 
-std::string num(size_t v) { return std::to_string(v); }
+std::string num(size_t v) {
+    return std::to_string(v);
+}
 
 void check_scale_k(size_t k, const char* fn) {
     if (k == 0 || k % kBlockK != 0)
@@ -119,8 +121,12 @@ ScaleLayout parse_scale_layout(const std::string& s) {
     throw Error(Errc::InvalidArgument, "unknown scale layout (got '" + s + "'): use plain or aiter");
 }
 
-const char* to_string(BLayout l) { return l == BLayout::Plain ? "plain" : "aiter16x16"; }
-const char* to_string(ScaleLayout l) { return l == ScaleLayout::Plain ? "plain" : "aiter"; }
+const char* to_string(BLayout l) {
+    return l == BLayout::Plain ? "plain" : "aiter16x16";
+}
+const char* to_string(ScaleLayout l) {
+    return l == ScaleLayout::Plain ? "plain" : "aiter";
+}
 
 // --- device images ------------------------------------------------------------------------------
 

@@ -33,8 +33,8 @@ std::vector<std::string> split_cells(const std::string& line) {
     size_t start = 0;
     while (true) {
         size_t comma = line.find(',', start);
-        cells.push_back(trim(line.substr(start, comma == std::string::npos ? std::string::npos
-                                                                            : comma - start)));
+        cells.push_back(
+            trim(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -98,25 +98,28 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
             header_line = line_no;
             for (size_t i = 0; i < cells.size(); ++i) {
                 if (cells[i].empty())
-                    fail(source, line_no, "empty column name in the header (got '" + trim(raw) +
-                                              "'): name every column");
+                    fail(source, line_no,
+                         "empty column name in the header (got '" + trim(raw) + "'): name every column");
                 if (!col.emplace(cells[i], i).second)
-                    fail(source, line_no, "duplicate column " + cells[i] + " in the header (got '" +
-                                              trim(raw) + "'): name each column once");
+                    fail(source, line_no,
+                         "duplicate column " + cells[i] + " in the header (got '" + trim(raw) +
+                             "'): name each column once");
             }
             for (const char* req : kRequired)
                 if (!col.count(req))
-                    fail(source, line_no, std::string("missing column ") + req + " (got '" +
-                                              trim(raw) + "'): the header must name tile_M,tile_N,"
-                                              "splitK,bpreshuffle,knl_name,co_name");
+                    fail(source, line_no,
+                         std::string("missing column ") + req + " (got '" + trim(raw) +
+                             "'): the header must name tile_M,tile_N,"
+                             "splitK,bpreshuffle,knl_name,co_name");
             m.columns = cells;
             continue;
         }
 
         if (cells.size() != m.columns.size())
-            fail(source, line_no, "row has " + std::to_string(cells.size()) + " cells, the header has " +
-                                      std::to_string(m.columns.size()) + " (got '" + trim(raw) +
-                                      "'): give every column a value (an empty cell for an optional one)");
+            fail(source, line_no,
+                 "row has " + std::to_string(cells.size()) + " cells, the header has " +
+                     std::to_string(m.columns.size()) + " (got '" + trim(raw) +
+                     "'): give every column a value (an empty cell for an optional one)");
 
         const IntRule tile{1, 65536, "must be a positive integer"};
         const IntRule flag{0, 1, "must be 0 or 1"};
@@ -148,8 +151,8 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                     kc.threads = parse_int(v, name, {1, 1024, "must be 1..1024"}, source, line_no);
             } else if (name == "smem_bytes") {
                 if (!v.empty())
-                    kc.smem_bytes = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer"},
-                                              source, line_no);
+                    kc.smem_bytes =
+                        parse_int(v, name, {0, INT_MAX, "must be a non-negative integer"}, source, line_no);
             } else if (name == "abi") {
                 if (v == "aiter")
                     kc.abi = KernelAbi::Aiter;
@@ -183,14 +186,15 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
              "empty manifest (got no header row): the first line must be tile_M,tile_N,splitK,"
              "bpreshuffle,knl_name,co_name");
     if (m.kernels.empty())
-        fail(source, line_no, "empty manifest (got a header '" + join(m.columns) +
-                                  "' and no kernel rows): list at least one kernel");
+        fail(source, line_no,
+             "empty manifest (got a header '" + join(m.columns) +
+                 "' and no kernel rows): list at least one kernel");
     return m;
 }
 
 Manifest load_manifest(const std::string& dir) {
     std::string path = dir.empty() || dir.back() == '/' ? dir + kManifestFile : dir + "/" + kManifestFile;
-    struct stat st{};
+    struct stat st {};
     std::ifstream f;
     if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) f.open(path, std::ios::binary);
     if (!f.is_open())

@@ -26,15 +26,23 @@ constexpr size_t kMagicLen = 6;
 constexpr size_t kArrayAlign = 64;        // numpy's ARRAY_ALIGN
 constexpr size_t kGrowthAxisDigits = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
 
-std::string quoted(const std::string& path) { return "'" + path + "'"; }
+std::string quoted(const std::string& path) {
+    return "'" + path + "'";
+}
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
     throw Error(Errc::BadInput, "npy file " + quoted(path) + ": " + what);
 }
 
-const char* descr_of(NpyDtype d) { return d == NpyDtype::U8 ? "|u1" : "<f4"; }
-const char* name_of(NpyDtype d) { return d == NpyDtype::U8 ? "uint8" : "float32"; }
-size_t itemsize(NpyDtype d) { return d == NpyDtype::U8 ? 1 : 4; }
+const char* descr_of(NpyDtype d) {
+    return d == NpyDtype::U8 ? "|u1" : "<f4";
+}
+const char* name_of(NpyDtype d) {
+    return d == NpyDtype::U8 ? "uint8" : "float32";
+}
+size_t itemsize(NpyDtype d) {
+    return d == NpyDtype::U8 ? 1 : 4;
+}
 
 std::string shape_repr(const std::vector<size_t>& shape) {  // Python's repr of the tuple
     std::string s = "(";

@@ -106,11 +106,16 @@ DataKind parse_data_kind(const std::string& s) {
 
 const char* to_string(DataKind d) {
     switch (d) {
-    case DataKind::Seed: return "seed";
-    case DataKind::WideScale: return "wide";
-    case DataKind::Gaussian: return "gaussian";
-    case DataKind::ZeroBlocks: return "zero";
-    case DataKind::NanScale: return "nan";
+        case DataKind::Seed:
+            return "seed";
+        case DataKind::WideScale:
+            return "wide";
+        case DataKind::Gaussian:
+            return "gaussian";
+        case DataKind::ZeroBlocks:
+            return "zero";
+        case DataKind::NanScale:
+            return "nan";
     }
     return "?";
 }
@@ -120,9 +125,12 @@ MxOperand make_operand(size_t rows, size_t k, uint32_t seed, DataKind kind) {
         throw Error(Errc::InvalidArgument,
                     "make_operand: K (got " + std::to_string(k) + ") must be a positive multiple of 32");
     switch (kind) {
-    case DataKind::Gaussian: return gaussian_operand(rows, k, seed);
-    case DataKind::WideScale: return uniform_operand(rows, k, seed, true);
-    default: break;
+        case DataKind::Gaussian:
+            return gaussian_operand(rows, k, seed);
+        case DataKind::WideScale:
+            return uniform_operand(rows, k, seed, true);
+        default:
+            break;
     }
     MxOperand op = uniform_operand(rows, k, seed, false);
     if (kind == DataKind::ZeroBlocks) zero_blocks(op, seed);

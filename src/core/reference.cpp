@@ -27,8 +27,8 @@ inline float epilogue(double acc, double alpha, double beta, const float* c, siz
     return float(v);
 }
 
-void reference_rows(const float* a, const float* b, size_t row_begin, size_t row_end, size_t n,
-                    size_t k, double alpha, double beta, const float* c, float* out) {
+void reference_rows(const float* a, const float* b, size_t row_begin, size_t row_end, size_t n, size_t k,
+                    double alpha, double beta, const float* c, float* out) {
     for (size_t i = row_begin; i < row_end; ++i) {
         const float* a_row = a + i * k;  // (k) float32, dequantized A row i
         size_t j = 0;
@@ -61,8 +61,8 @@ void reference_rows(const float* a, const float* b, size_t row_begin, size_t row
 // threads <= 0 means min(max(1, hardware_concurrency), m), as in the original.
 template <class Rows>
 void parallel_rows(size_t m, int threads, const Rows& rows) {
-    size_t num_threads = threads > 0 ? size_t(threads)
-                                     : std::max<size_t>(1, std::thread::hardware_concurrency());
+    size_t num_threads =
+        threads > 0 ? size_t(threads) : std::max<size_t>(1, std::thread::hardware_concurrency());
     num_threads = std::min(num_threads, m);
     const size_t chunk = (m + num_threads - 1) / num_threads;
     if (num_threads == 1) {
@@ -101,7 +101,10 @@ public:
             x = hi;
         }
         n_ = kept;
-        if (n_ == partials_.size()) partials_.push_back(x); else partials_[n_] = x;
+        if (n_ == partials_.size())
+            partials_.push_back(x);
+        else
+            partials_[n_] = x;
         ++n_;
     }
     double value() const {
@@ -152,16 +155,16 @@ void check_mx_operand(const MxOperand& op, const char* name, size_t k) {
         throw Error(Errc::InvalidArgument, who + " k (got " + std::to_string(op.k) +
                                                ") is not a multiple of 32: MXFP4 has one scale per 32");
     if (op.packed.size() != op.rows * (op.k / 2) || op.scales.size() != op.rows * (op.k / kBlockK))
-        throw Error(Errc::InvalidArgument,
-                    who + " buffers do not match its shape [" + std::to_string(op.rows) + ", " +
-                        std::to_string(op.k) + "] (got packed " + std::to_string(op.packed.size()) +
-                        " and scales " + std::to_string(op.scales.size()) + " bytes)");
+        throw Error(Errc::InvalidArgument, who + " buffers do not match its shape [" +
+                                               std::to_string(op.rows) + ", " + std::to_string(op.k) +
+                                               "] (got packed " + std::to_string(op.packed.size()) +
+                                               " and scales " + std::to_string(op.scales.size()) + " bytes)");
 }
 
 }  // namespace
 
-std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size_t n, size_t k,
-                                  float alpha, float beta, const float* c, int threads) {
+std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size_t n, size_t k, float alpha,
+                                  float beta, const float* c, int threads) {
     if (m == 0 || n == 0) return {};
     if (!a || !b)
         throw Error(Errc::InvalidArgument,
@@ -207,7 +210,10 @@ std::vector<float> reference_gemm_mx(const MxOperand& a, const MxOperand& b, flo
                         for (size_t t = 0; t < kColsPerPass; ++t) block[t] += av * b_rows[t][kk];
                     }
                     for (size_t t = 0; t < kColsPerPass; ++t) {
-                        if (std::isnan(block[t])) nan[t] = block[t]; else sum[t].add(block[t]);
+                        if (std::isnan(block[t]))
+                            nan[t] = block[t];
+                        else
+                            sum[t].add(block[t]);
                     }
                 }
                 for (size_t t = 0; t < cols; ++t)

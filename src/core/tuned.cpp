@@ -27,7 +27,9 @@ std::vector<std::string> split_csv(const std::string& line) {
     return cells;
 }
 
-bool file_exists(const std::string& p) { return std::ifstream(p).good(); }
+bool file_exists(const std::string& p) {
+    return std::ifstream(p).good();
+}
 
 }  // namespace
 
@@ -67,7 +69,8 @@ TunedTable parse_tuned(const std::string& text, const std::string& source) {
             const std::string& v = cells[col[name]];
             char* end = nullptr;
             const long x = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end) fail(std::string("column ") + name + " is not an integer (got '" + v + "')");
+            if (v.empty() || *end)
+                fail(std::string("column ") + name + " is not an integer (got '" + v + "')");
             return int(x);
         };
         auto num_at = [&](const char* name) {
@@ -109,8 +112,8 @@ std::string format_tuned(const TunedTable& t) {
     std::ostringstream s;
     s << kTunedHeader << "\n";
     for (const TunedEntry& e : t.entries)
-        s << e.cu_num << "," << e.m << "," << e.n << "," << e.k << "," << e.kernel << "," << e.log2_k_split << ","
-          << e.us << "," << e.tflops << "\n";
+        s << e.cu_num << "," << e.m << "," << e.n << "," << e.k << "," << e.kernel << "," << e.log2_k_split
+          << "," << e.us << "," << e.tflops << "\n";
     return s.str();
 }
 

@@ -45,8 +45,7 @@ inline uint16_t bits_of_bf16(float widened) {
     return uint16_t(u >> 16);
 }
 
-void check_args(const void* got, const float* ref, size_t m, size_t n, const Tolerance& tol,
-                const char* fn) {
+void check_args(const void* got, const float* ref, size_t m, size_t n, const Tolerance& tol, const char* fn) {
     const bool empty = m == 0 || n == 0;
     if (!empty && (!got || !ref))
         throw Error(Errc::InvalidArgument, std::string(fn) + ": " + (!got ? "got" : "ref") +
@@ -54,8 +53,7 @@ void check_args(const void* got, const float* ref, size_t m, size_t n, const Tol
     if (!(tol.rtol >= 0) || !(tol.atol_frac >= 0) || std::isinf(tol.rtol) || std::isinf(tol.atol_frac))
         throw Error(Errc::InvalidArgument,
                     std::string(fn) + ": tolerance (got rtol=" + std::to_string(tol.rtol) +
-                        ", atol_frac=" + std::to_string(tol.atol_frac) +
-                        "): both must be finite and >= 0");
+                        ", atol_frac=" + std::to_string(tol.atol_frac) + "): both must be finite and >= 0");
 }
 
 // got_at(i, j) returns the output as float32. bf16_output: the output was rounded to bf16, so an
@@ -123,8 +121,7 @@ VerifyResult verify_bf16(const uint16_t* got, size_t ld, const float* ref, size_
         throw Error(Errc::InvalidArgument, "verify_bf16: row stride ld (got " + std::to_string(ld) +
                                                ") is smaller than n (" + std::to_string(n) +
                                                "): pass ld >= n");
-    return verify_impl([&](size_t i, size_t j) { return widen_bf16(got[i * ld + j]); }, ref, m, n,
-                       tol, true);
+    return verify_impl([&](size_t i, size_t j) { return widen_bf16(got[i * ld + j]); }, ref, m, n, tol, true);
 }
 
 VerifyResult verify_f32(const float* got, const float* ref, size_t m, size_t n, const Tolerance& tol) {

@@ -35,7 +35,9 @@ int guarded(F&& f) {
 
 extern "C" {
 
-const char* f4gemm_last_error(void) { return g_last_error.c_str(); }
+const char* f4gemm_last_error(void) {
+    return g_last_error.c_str();
+}
 
 f4gemm_handle* f4gemm_open(const char* co_dir, int device) {
     f4gemm_handle* h = nullptr;
@@ -44,9 +46,10 @@ f4gemm_handle* f4gemm_open(const char* co_dir, int device) {
         owned->dev = f4gemm::make_cuda_device(device);
         const f4gemm::CoDirChoice co = f4gemm::resolve_co_dir(co_dir ? co_dir : "", true);
         if (co.dir.empty())
-            throw f4gemm::Error(f4gemm::Errc::Manifest, "no code-object directory: pass co_dir or build the kernels");
-        f4gemm::Manifest m = f4gemm::filter_for_device(f4gemm::load_manifest(co.dir), f4gemm::BackendKind::Cuda,
-                                                       owned->dev->props().arch);
+            throw f4gemm::Error(f4gemm::Errc::Manifest,
+                                "no code-object directory: pass co_dir or build the kernels");
+        f4gemm::Manifest m = f4gemm::filter_for_device(f4gemm::load_manifest(co.dir),
+                                                       f4gemm::BackendKind::Cuda, owned->dev->props().arch);
         owned->tuned = f4gemm::load_tuned_for(co.dir, "");
         owned->launcher = std::make_unique<f4gemm::Launcher>(*owned->dev, std::move(m));
         h = owned.release();
@@ -61,7 +64,9 @@ void f4gemm_close(f4gemm_handle* h) {
     delete h;
 }
 
-int f4gemm_num_kernels(const f4gemm_handle* h) { return h ? int(h->launcher->manifest().kernels.size()) : 0; }
+int f4gemm_num_kernels(const f4gemm_handle* h) {
+    return h ? int(h->launcher->manifest().kernels.size()) : 0;
+}
 
 const char* f4gemm_kernel_name(const f4gemm_handle* h, int i) {
     if (!h || i < 0 || i >= f4gemm_num_kernels(h)) return nullptr;
@@ -71,7 +76,8 @@ const char* f4gemm_kernel_name(const f4gemm_handle* h, int i) {
 int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, int* split_k) {
     return guarded([&] {
         if (!h || i < 0 || i >= f4gemm_num_kernels(h))
-            throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "kernel index " + std::to_string(i) + " out of range");
+            throw f4gemm::Error(f4gemm::Errc::InvalidArgument,
+                                "kernel index " + std::to_string(i) + " out of range");
         const f4gemm::KernelConfig& kc = h->launcher->manifest().kernels[size_t(i)];
         if (tile_m) *tile_m = kc.tile_m;
         if (tile_n) *tile_n = kc.tile_n;
@@ -79,7 +85,9 @@ int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, 
     });
 }
 
-int f4gemm_num_sms(const f4gemm_handle* h) { return h ? h->dev->props().num_cu : 0; }
+int f4gemm_num_sms(const f4gemm_handle* h) {
+    return h ? h->dev->props().num_cu : 0;
+}
 
 int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split) {
     return guarded([&] {
@@ -100,7 +108,8 @@ int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, in
         if (kernel < 0 && f4gemm_select(h, m, n, k, 0, &kernel, &log2_k_split) != 0)
             throw f4gemm::Error(f4gemm::Errc::NotFound, g_last_error);
         if (kernel >= f4gemm_num_kernels(h))
-            throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "kernel index " + std::to_string(kernel) + " out of range");
+            throw f4gemm::Error(f4gemm::Errc::InvalidArgument,
+                                "kernel index " + std::to_string(kernel) + " out of range");
         if (beta != 0.f && !c)
             throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "beta != 0 needs a C pointer");
         const f4gemm::KernelConfig& kc = h->launcher->manifest().kernels[size_t(kernel)];

@@ -21,7 +21,9 @@ namespace f4gemm {
 
 namespace {
 
-bool file_exists(const std::string& p) { return std::ifstream(p).good(); }
+bool file_exists(const std::string& p) {
+    return std::ifstream(p).good();
+}
 
 std::string exe_dir() {
     char buf[4096];
@@ -49,10 +51,14 @@ BackendKind parse_backend(const std::string& s) {
 
 const char* to_string(BackendKind b) {
     switch (b) {
-    case BackendKind::Auto: return "auto";
-    case BackendKind::Cpu: return "cpu";
-    case BackendKind::Cuda: return "cuda";
-    case BackendKind::Hip: return "hip";
+        case BackendKind::Auto:
+            return "auto";
+        case BackendKind::Cpu:
+            return "cpu";
+        case BackendKind::Cuda:
+            return "cuda";
+        case BackendKind::Hip:
+            return "hip";
     }
     return "?";
 }
@@ -91,21 +97,24 @@ CoDirChoice resolve_co_dir(const std::string& flag, bool allow_builtin) {
 
 BackendKind resolve_backend(BackendKind requested) {
     switch (requested) {
-    case BackendKind::Cpu: return BackendKind::Cpu;
-    case BackendKind::Cuda:
-        if (!cuda_compiled())
-            throw Error(Errc::Unsupported, "--backend cuda: the CUDA backend was not compiled in (see f4gemm "
-                                           "--version): rebuild with the CUDA toolkit or use --backend cpu");
-        return BackendKind::Cuda;
-    case BackendKind::Hip:
-        if (!hip_compiled())
-            throw Error(Errc::Unsupported, "--backend hip: the HIP backend was not compiled in (see f4gemm "
-                                           "--version): rebuild with libamdhip64-dev or use --backend cpu");
-        return BackendKind::Hip;
-    case BackendKind::Auto:
-        if (cuda_device_count() > 0) return BackendKind::Cuda;
-        if (hip_device_count() > 0) return BackendKind::Hip;
-        return BackendKind::Cpu;
+        case BackendKind::Cpu:
+            return BackendKind::Cpu;
+        case BackendKind::Cuda:
+            if (!cuda_compiled())
+                throw Error(Errc::Unsupported,
+                            "--backend cuda: the CUDA backend was not compiled in (see f4gemm "
+                            "--version): rebuild with the CUDA toolkit or use --backend cpu");
+            return BackendKind::Cuda;
+        case BackendKind::Hip:
+            if (!hip_compiled())
+                throw Error(Errc::Unsupported,
+                            "--backend hip: the HIP backend was not compiled in (see f4gemm "
+                            "--version): rebuild with libamdhip64-dev or use --backend cpu");
+            return BackendKind::Hip;
+        case BackendKind::Auto:
+            if (cuda_device_count() > 0) return BackendKind::Cuda;
+            if (hip_device_count() > 0) return BackendKind::Hip;
+            return BackendKind::Cpu;
     }
     return BackendKind::Cpu;
 }
@@ -120,8 +129,9 @@ Manifest filter_for_device(const Manifest& m, BackendKind backend, const std::st
         std::string archs;
         for (const KernelConfig& kc : m.kernels)
             if (archs.find(kc.arch) == std::string::npos) archs += (archs.empty() ? "" : ",") + kc.arch;
-        throw Error(Errc::NotFound, "manifest " + m.path + " lists no kernel for " + device_arch + " (its kernels are for " +
-                                        archs + "): point --co-dir at code objects for this device");
+        throw Error(Errc::NotFound, "manifest " + m.path + " lists no kernel for " + device_arch +
+                                        " (its kernels are for " + archs +
+                                        "): point --co-dir at code objects for this device");
     }
     return out;
 }
@@ -137,8 +147,9 @@ int default_num_cu(const Manifest& m) {
         if (kc.arch.rfind("gfx950", 0) == 0) return 256;
         if (kc.arch.rfind("sm_90", 0) == 0) return 132;
     }
-    throw Error(Errc::InvalidArgument, "no device to read the CU count from and no default for this manifest's "
-                                       "architecture: pass --num-cu N");
+    throw Error(Errc::InvalidArgument,
+                "no device to read the CU count from and no default for this manifest's "
+                "architecture: pass --num-cu N");
 }
 
 Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
@@ -147,7 +158,8 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     if (!kernel.empty()) {
         s.index = find_kernel(m, kernel);
         if (s.index < 0)
-            throw Error(Errc::NotFound, "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
+            throw Error(Errc::NotFound,
+                        "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
         s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
         return s;
     }
@@ -166,15 +178,22 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     s.index = s.heuristic.index;
     s.log2_k_split = s.heuristic.log2_k_split;
     if (s.index < 0)
-        throw Error(Errc::NotFound, "heuristic found no kernel for this shape: force one with --kernel or check "
-                                    "--bpreshuffle");
+        throw Error(Errc::NotFound,
+                    "heuristic found no kernel for this shape: force one with --kernel or check "
+                    "--bpreshuffle");
     return s;
 }
 
 void check_shape(int m, int n, int k) {
-    if (m <= 0) throw Error(Errc::InvalidArgument, "M must be positive (got " + std::to_string(m) + "): pass -m N with N >= 1");
-    if (n <= 0) throw Error(Errc::InvalidArgument, "N must be positive (got " + std::to_string(n) + "): pass -n N with N >= 16");
-    if (k <= 0) throw Error(Errc::InvalidArgument, "K must be positive (got " + std::to_string(k) + "): pass -k K with K >= 256");
+    if (m <= 0)
+        throw Error(Errc::InvalidArgument,
+                    "M must be positive (got " + std::to_string(m) + "): pass -m N with N >= 1");
+    if (n <= 0)
+        throw Error(Errc::InvalidArgument,
+                    "N must be positive (got " + std::to_string(n) + "): pass -n N with N >= 16");
+    if (k <= 0)
+        throw Error(Errc::InvalidArgument,
+                    "K must be positive (got " + std::to_string(k) + "): pass -k K with K >= 256");
     if (k % 256)
         throw Error(Errc::InvalidArgument,
                     "K must be a multiple of 256 (got " + std::to_string(k) + "): pad K with zero blocks");
@@ -227,9 +246,10 @@ void Launcher::prepare(int index) {
     const KernelConfig& kc = manifest_.kernels[size_t(index)];
     const std::string path = manifest_.dir + "/" + kc.co_name;
     if (!file_exists(path))
-        throw Error(Errc::NotFound, "no such code object: " + path +
-                                        "\n  the manifest lists this kernel but --co-dir does not contain it -- "
-                                        "point --co-dir at a directory holding it");
+        throw Error(Errc::NotFound,
+                    "no such code object: " + path +
+                        "\n  the manifest lists this kernel but --co-dir does not contain it -- "
+                        "point --co-dir at a directory holding it");
     void* module = dev_.load_module(path);
     void* fn = dev_.get_function(module, kc.knl_name);
     dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
@@ -253,16 +273,29 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
 }
 
 GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)
-    : own_(std::make_unique<Launcher>(dev, m)), launcher_(*own_), index_(kernel_index),
-      kc_(m.kernels.at(size_t(kernel_index))), m_(p.m), n_(p.n), k_(p.k), alpha_(p.alpha), beta_(p.beta) {
+    : own_(std::make_unique<Launcher>(dev, m)),
+      launcher_(*own_),
+      index_(kernel_index),
+      kc_(m.kernels.at(size_t(kernel_index))),
+      m_(p.m),
+      n_(p.n),
+      k_(p.k),
+      alpha_(p.alpha),
+      beta_(p.beta) {
     plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
     launcher_.prepare(index_);
     upload(p);
 }
 
 GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const Problem& p)
-    : launcher_(launcher), index_(kernel_index), kc_(launcher.manifest().kernels.at(size_t(kernel_index))),
-      m_(p.m), n_(p.n), k_(p.k), alpha_(p.alpha), beta_(p.beta) {
+    : launcher_(launcher),
+      index_(kernel_index),
+      kc_(launcher.manifest().kernels.at(size_t(kernel_index))),
+      m_(p.m),
+      n_(p.n),
+      k_(p.k),
+      alpha_(p.alpha),
+      beta_(p.beta) {
     plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
     launcher_.prepare(index_);
     upload(p);
@@ -271,8 +304,8 @@ GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const P
 void GpuGemm::upload(const Problem& p) {
     Device& dev = launcher_.device();
     DevicePointers ptr;
-    const OperandImage a = make_a_image(p.a.packed.data(), p.a.scales.data(), size_t(p.m), size_t(p.k),
-                                        kc_.scale_layout);
+    const OperandImage a =
+        make_a_image(p.a.packed.data(), p.a.scales.data(), size_t(p.m), size_t(p.k), kc_.scale_layout);
     const OperandImage b = make_b_image(p.b.packed.data(), p.b.scales.data(), size_t(p.n), size_t(p.k),
                                         kc_.b_layout, kc_.scale_layout);
     auto put = [&](const std::vector<uint8_t>& host, size_t plan_bytes) {

@@ -5,8 +5,7 @@
 namespace f4gemm {
 
 void Device::set_stream(uint64_t stream) {
-    if (stream)
-        throw Error(Errc::Unsupported, "this backend cannot run on a caller's stream: pass stream 0");
+    if (stream) throw Error(Errc::Unsupported, "this backend cannot run on a caller's stream: pass stream 0");
 }
 
 }  // namespace f4gemm

@@ -116,7 +116,8 @@ const HipPlugin& plugin() {
         if (!p.device_count || !p.create) {
             p.device_count = nullptr;
             p.create = nullptr;
-            p.error = std::string(kPluginFile) + " lacks f4gemm_hip_create/f4gemm_hip_device_count (a stale build?)";
+            p.error = std::string(kPluginFile) +
+                      " lacks f4gemm_hip_create/f4gemm_hip_device_count (a stale build?)";
         }
     });
     return p;
@@ -124,7 +125,9 @@ const HipPlugin& plugin() {
 
 }  // namespace
 
-bool hip_compiled() { return true; }
+bool hip_compiled() {
+    return true;
+}
 
 int hip_device_count() {
     const HipPlugin& p = plugin();
@@ -144,8 +147,12 @@ std::unique_ptr<Device> make_hip_device(int ordinal) {
 
 #else  // !F4GEMM_HAVE_HIP
 
-bool hip_compiled() { return false; }
-int hip_device_count() { return 0; }
+bool hip_compiled() {
+    return false;
+}
+int hip_device_count() {
+    return 0;
+}
 std::unique_ptr<Device> make_hip_device(int) {
     throw Error(Errc::Unsupported, "HIP backend not compiled in: rebuild with libamdhip64-dev installed");
 }

@@ -53,7 +53,8 @@ int count_lines(const std::string& s) {
 class TempDir {
 public:
     TempDir() {
-        path_ = fs::temp_directory_path() / ("f4cli_case_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
+        path_ = fs::temp_directory_path() /
+                ("f4cli_case_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
         fs::remove_all(path_);
         fs::create_directories(path_);
     }
@@ -114,8 +115,8 @@ TEST(Cli, MainJobOnCpuPasses) {
 }
 
 TEST(Cli, CpuSplitBetaAlphaAndDataKinds) {
-    for (const char* extra : {"--splitk 2", "--beta 0.5 --alpha 2", "--data wide", "--data gaussian", "--data zero",
-                              "--data nan", "-m 1", "-m 17 -n 16 -k 256"}) {
+    for (const char* extra : {"--splitk 2", "--beta 0.5 --alpha 2", "--data wide", "--data gaussian",
+                              "--data zero", "--data nan", "-m 1", "-m 17 -n 16 -k 256"}) {
         const Result r = f4(std::string("--backend cpu -m 33 -n 64 -k 1024 --iters 0 ") + extra);
         EXPECT_EQ(r.rc, 0) << extra << "\n" << r.out << r.err;
         EXPECT_NE(r.out.find("PASSED"), std::string::npos) << extra;
@@ -127,15 +128,18 @@ TEST(Cli, DryRunOnAiterManifestNamesThe256x256Tile) {
     EXPECT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("[f4gemm] manifest "), std::string::npos);
     EXPECT_NE(r.out.find(": 35 kernels"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("[f4gemm] shape M=8192 N=8192 K=8192, kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co "
-                         "(tile 256x256, splitK=1, bpreshuffle=1)"),
+    EXPECT_NE(r.out.find(
+                  "[f4gemm] shape M=8192 N=8192 K=8192, kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co "
+                  "(tile 256x256, splitK=1, bpreshuffle=1)"),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("[f4gemm] grid = (32, 32, 1) x 256 threads, log2_k_split=0"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] grid = (32, 32, 1) x 256 threads, log2_k_split=0"), std::string::npos)
+        << r.out;
 }
 
 TEST(Cli, DryRunSplitGridAndExplain) {
-    Result r = f4("--dry-run " + kAiter + " --num-cu 256 -m 256 -n 1024 -k 1280 --kernel "
+    Result r = f4("--dry-run " + kAiter +
+                  " --num-cu 256 -m 256 -n 1024 -k 1280 --kernel "
                   "f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co --splitk 2");
     EXPECT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("grid = (4, 1, 3) x 256 threads, log2_k_split=2"), std::string::npos) << r.out;
@@ -153,17 +157,20 @@ TEST(Cli, TunedTableIsPreferredForItsShapes) {
         f << "cu_num,M,N,K,kernelName,splitK,us,tflops\n"
              "256,8192,8192,8192,f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co,0,1,1\n";
     }
-    Result r = f4("--dry-run " + kAiter + " --num-cu 256 -m 8192 -n 8192 -k 8192 --tuned " + (t / "tuned.csv"));
+    Result r =
+        f4("--dry-run " + kAiter + " --num-cu 256 -m 8192 -n 8192 -k 8192 --tuned " + (t / "tuned.csv"));
     EXPECT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("tuned: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co"), std::string::npos) << r.out;
     r = f4("--dry-run " + kAiter + " --num-cu 256 -m 4096 -n 4096 -k 4096 --tuned " + (t / "tuned.csv"));
     EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co"), std::string::npos) << r.out;
-    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 --tuned " + (t / "absent.csv")), "absent.csv");
+    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 --tuned " + (t / "absent.csv")),
+                          "absent.csv");
 }
 
 TEST(Cli, TuneWithoutGpuFailsCleanly) {
-    if (fs::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU is present: tune would run (tests/gpu covers the GPU path)";
+    if (fs::exists("/dev/nvidia0"))
+        GTEST_SKIP() << "a GPU is present: tune would run (tests/gpu covers the GPU path)";
     TempDir t;
     const Result r = f4("tune --shape 64x128x256 --out " + (t / "t.csv"));
     expect_one_line_error(r, "GPU");
@@ -175,8 +182,10 @@ TEST(Cli, ListPrintsEveryKernel) {
     const Result r = f4("--list " + kAiter);
     EXPECT_EQ(r.rc, 0);
     EXPECT_NE(r.out.find("\ntileM  tileN  splitK  bpreshuffle  co_name\n"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\n256    256    1       1            f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co\n"),
-              std::string::npos) << r.out;
+    EXPECT_NE(
+        r.out.find("\n256    256    1       1            f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co\n"),
+        std::string::npos)
+        << r.out;
     EXPECT_EQ(count_lines(r.out), 1 + 1 + 35);
 }
 
@@ -186,7 +195,8 @@ TEST(Cli, EnvironmentFallbacksForCoDir) {
     EXPECT_NE(r.out.find(F4GEMM_AITER_DIR), std::string::npos);
     TempDir t;
     fs::create_directories(t / "gfx950/f4gemm");
-    fs::copy_file(std::string(F4GEMM_AITER_DIR) + "/f4gemm_bf16_per1x32Fp4.csv", t / "gfx950/f4gemm/f4gemm_bf16_per1x32Fp4.csv");
+    fs::copy_file(std::string(F4GEMM_AITER_DIR) + "/f4gemm_bf16_per1x32Fp4.csv",
+                  t / "gfx950/f4gemm/f4gemm_bf16_per1x32Fp4.csv");
     r = f4("--dry-run --num-cu 256", "AITER_ASM_DIR=" + (t / ""));
     EXPECT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("gfx950/f4gemm/f4gemm_bf16_per1x32Fp4.csv: 35 kernels"), std::string::npos) << r.out;
@@ -199,9 +209,9 @@ TEST(Cli, RealDataRoundTripWithC) {
     std::vector<float> c(m * n);
     for (size_t i = 0; i < c.size(); ++i) c[i] = float(int(i % 7) - 3);
     f4gemm::npy_write(t / "c.npy", f4gemm::NpyDtype::F32, {m, n}, c.data());
-    const Result r = f4("--backend cpu --iters 0 --beta 1 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") +
-                        " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --c " + (t / "c.npy") +
-                        " --out " + (t / "d.npy") + " --json " + (t / "r.json"));
+    const Result r = f4("--backend cpu --iters 0 --beta 1 --a " + (t / "a.npy") + " --a-scale " +
+                        (t / "sa.npy") + " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --c " +
+                        (t / "c.npy") + " --out " + (t / "d.npy") + " --json " + (t / "r.json"));
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("shape M=20 N=32 K=256"), std::string::npos) << r.out;
     const f4gemm::NpyArray d = f4gemm::npy_read(t / "d.npy");
@@ -224,13 +234,15 @@ TEST(Cli, PackAndQuantizeRoundTrip) {
     f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {32, 128}, b.packed.data());
     f4gemm::npy_write(t / "sb.npy", f4gemm::NpyDtype::U8, {32, 8}, b.scales.data());
     ASSERT_EQ(f4("pack --layout aiter-b --in " + (t / "b.npy") + " --out " + (t / "bs.npy")).rc, 0);
-    ASSERT_EQ(f4("pack --layout aiter-b --inverse --in " + (t / "bs.npy") + " --out " + (t / "bu.npy")).rc, 0);
+    ASSERT_EQ(f4("pack --layout aiter-b --inverse --in " + (t / "bs.npy") + " --out " + (t / "bu.npy")).rc,
+              0);
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
     EXPECT_NE(f4gemm::npy_read(t / "bs.npy").bytes, b.packed);
     ASSERT_EQ(f4("pack --layout aiter-scale --in " + (t / "sb.npy") + " --out " + (t / "ss.npy")).rc, 0);
     const f4gemm::NpyArray ss = f4gemm::npy_read(t / "ss.npy");
     EXPECT_EQ(ss.shape, (std::vector<size_t>{256, 8}));
-    ASSERT_EQ(f4("pack --layout aiter-scale --inverse --in " + (t / "ss.npy") + " --out " + (t / "su.npy")).rc, 0);
+    ASSERT_EQ(
+        f4("pack --layout aiter-scale --inverse --in " + (t / "ss.npy") + " --out " + (t / "su.npy")).rc, 0);
     const f4gemm::NpyArray su = f4gemm::npy_read(t / "su.npy");
     for (size_t r = 0; r < 32; ++r)
         for (size_t c = 0; c < 8; ++c) EXPECT_EQ(su.u8()[r * 8 + c], b.scales[r * 8 + c]);
@@ -238,8 +250,11 @@ TEST(Cli, PackAndQuantizeRoundTrip) {
 
     const std::vector<float> x = f4gemm::dequantize(b);
     f4gemm::npy_write(t / "x.npy", f4gemm::NpyDtype::F32, {32, 256}, x.data());
-    ASSERT_EQ(f4("quantize --in " + (t / "x.npy") + " --out " + (t / "q.npy") + " --scale-out " + (t / "s.npy")).rc, 0);
-    const f4gemm::MxOperand q{32, 256, f4gemm::npy_read(t / "q.npy").bytes, f4gemm::npy_read(t / "s.npy").bytes};
+    ASSERT_EQ(
+        f4("quantize --in " + (t / "x.npy") + " --out " + (t / "q.npy") + " --scale-out " + (t / "s.npy")).rc,
+        0);
+    const f4gemm::MxOperand q{32, 256, f4gemm::npy_read(t / "q.npy").bytes,
+                              f4gemm::npy_read(t / "s.npy").bytes};
     EXPECT_EQ(f4gemm::dequantize(q), x);  // values on the MXFP4 grid survive exactly
 }
 
@@ -247,7 +262,8 @@ TEST(Cli, PackAndQuantizeRoundTrip) {
 
 TEST(CliBadInput, Shapes) {
     expect_one_line_error(f4("--backend cpu -k 300"), "K must be a multiple of 256 (got 300)");
-    expect_one_line_error(f4("--backend cpu -n 100"), "N must be a multiple of 16 for the B preshuffle (got 100)");
+    expect_one_line_error(f4("--backend cpu -n 100"),
+                          "N must be a multiple of 16 for the B preshuffle (got 100)");
     expect_one_line_error(f4("--backend cpu -m 0"), "M must be positive (got 0)");
     expect_one_line_error(f4("--backend cpu -n -16"), "N must be positive (got -16)");
     expect_one_line_error(f4("--backend cpu -k 0"), "K must be positive (got 0)");
@@ -280,7 +296,8 @@ TEST(CliBadInput, Manifest) {
     }
     const Result r = f4("--dry-run --num-cu 8 --co-dir " + (t / ""));
     expect_one_line_error(r, ":3");
-    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 --kernel nosuch.co"), "kernel 'nosuch.co' not in the manifest");
+    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 --kernel nosuch.co"),
+                          "kernel 'nosuch.co' not in the manifest");
 }
 
 TEST(CliBadInput, MissingCodeObjectIsNamed) {
@@ -295,7 +312,8 @@ TEST(CliBadInput, MissingCodeObjectIsNamed) {
 TEST(CliBadInput, NpyFiles) {
     TempDir t;
     write_operands(t, 16, 32, 256);
-    const std::string ops = " --a-scale " + (t / "sa.npy") + " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy");
+    const std::string ops =
+        " --a-scale " + (t / "sa.npy") + " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy");
     // wrong dtype
     std::vector<float> f(16 * 128, 1.f);
     f4gemm::npy_write(t / "af.npy", f4gemm::NpyDtype::F32, {16, 128}, f.data());
@@ -321,17 +339,22 @@ TEST(CliBadInput, NpyFiles) {
     EXPECT_FALSE(fs::exists(t / "d.npy"));
     // not an npy at all
     { std::ofstream(t / "junk.npy") << "hello"; }
-    expect_one_line_error(f4("--backend cpu --a " + (t / "junk.npy") + ops + " --out " + (t / "d.npy")), "junk.npy");
+    expect_one_line_error(f4("--backend cpu --a " + (t / "junk.npy") + ops + " --out " + (t / "d.npy")),
+                          "junk.npy");
     // missing --out with real data
     expect_one_line_error(f4("--backend cpu --a " + (t / "a.npy") + ops), "--out");
     // missing file
-    expect_one_line_error(f4("--backend cpu --a " + (t / "nope.npy") + ops + " --out " + (t / "d.npy")), "nope.npy");
+    expect_one_line_error(f4("--backend cpu --a " + (t / "nope.npy") + ops + " --out " + (t / "d.npy")),
+                          "nope.npy");
     EXPECT_FALSE(fs::exists(t / "d.npy"));
     // pack/quantize errors
-    expect_one_line_error(f4("pack --layout aiter-b --in " + (t / "af.npy") + " --out " + (t / "o.npy")), "af.npy");
-    expect_one_line_error(f4("pack --layout zigzag --in " + (t / "a.npy") + " --out " + (t / "o.npy")), "zigzag");
-    expect_one_line_error(f4("quantize --in " + (t / "a.npy") + " --out " + (t / "q.npy") + " --scale-out " + (t / "s.npy")),
-                          "a.npy");
+    expect_one_line_error(f4("pack --layout aiter-b --in " + (t / "af.npy") + " --out " + (t / "o.npy")),
+                          "af.npy");
+    expect_one_line_error(f4("pack --layout zigzag --in " + (t / "a.npy") + " --out " + (t / "o.npy")),
+                          "zigzag");
+    expect_one_line_error(
+        f4("quantize --in " + (t / "a.npy") + " --out " + (t / "q.npy") + " --scale-out " + (t / "s.npy")),
+        "a.npy");
     EXPECT_FALSE(fs::exists(t / "o.npy"));
     EXPECT_FALSE(fs::exists(t / "q.npy"));
 }

@@ -111,7 +111,9 @@ struct SweepCase {
     co2asm_test::SweepShape shape;
 };
 
-void PrintTo(const SweepCase& c, std::ostream* os) { *os << c.target_id; }
+void PrintTo(const SweepCase& c, std::ostream* os) {
+    *os << c.target_id;
+}
 
 class DescriptorSweep : public ::testing::TestWithParam<SweepCase> {};
 

@@ -18,7 +18,9 @@ namespace co2asm_test {
 
 namespace {
 
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+bool executable(const std::string& path) {
+    return ::access(path.c_str(), X_OK) == 0;
+}
 
 }  // namespace
 
@@ -37,7 +39,9 @@ std::optional<std::string> find_clang() {
     return std::nullopt;
 }
 
-std::string fixture_dir() { return CO2ASM_FIXTURE_DIR; }
+std::string fixture_dir() {
+    return CO2ASM_FIXTURE_DIR;
+}
 
 std::vector<FixtureVariant> load_fixture_variants() {
     std::vector<FixtureVariant> out;

@@ -38,12 +38,13 @@ Gpu* gpu() {
     return g;
 }
 
-#define REQUIRE_GPU()                                                                       \
-    do {                                                                                    \
-        if (!gpu()->dev) GTEST_SKIP() << "no NVIDIA GPU or no built sm_90a kernels here";   \
+#define REQUIRE_GPU()                                                                     \
+    do {                                                                                  \
+        if (!gpu()->dev) GTEST_SKIP() << "no NVIDIA GPU or no built sm_90a kernels here"; \
     } while (0)
 
-VerifyResult run_case(int kernel, int log2_split, const Problem& p, const Tolerance& tol = default_tolerance(false)) {
+VerifyResult run_case(int kernel, int log2_split, const Problem& p,
+                      const Tolerance& tol = default_tolerance(false)) {
     GpuGemm g(*gpu()->dev, gpu()->manifest, kernel, log2_split, p);
     const std::vector<uint16_t> d = g.run_and_fetch();
     const std::vector<float> ref = reference_for(p);
@@ -51,12 +52,11 @@ VerifyResult run_case(int kernel, int log2_split, const Problem& p, const Tolera
 }
 
 std::string describe(const VerifyResult& v) {
-    return "max_rel_err=" + std::to_string(v.max_rel_err) + " mismatches=" + std::to_string(v.mismatches) + "/" +
-           std::to_string(v.total) + (v.has_first ? " first at (" + std::to_string(v.first_m) + "," +
-                                                        std::to_string(v.first_n) + ") got " +
-                                                        std::to_string(v.first_got) + " want " +
-                                                        std::to_string(v.first_want)
-                                                  : "");
+    return "max_rel_err=" + std::to_string(v.max_rel_err) + " mismatches=" + std::to_string(v.mismatches) +
+           "/" + std::to_string(v.total) +
+           (v.has_first ? " first at (" + std::to_string(v.first_m) + "," + std::to_string(v.first_n) +
+                              ") got " + std::to_string(v.first_got) + " want " + std::to_string(v.first_want)
+                        : "");
 }
 
 int heuristic_pick(int m, int n, int k, int splitk = 0) {
@@ -104,14 +104,16 @@ TEST(Sm90, SplitKReducesInFp32) {
 
 TEST(Sm90, EdgeShapesWithHeuristicPick) {
     REQUIRE_GPU();
-    struct Shape { int m, n, k; };
-    for (const Shape s : {Shape{1, 4096, 2048}, Shape{17, 512, 256}, Shape{300, 2064, 1024}, Shape{64, 16, 256},
-                          Shape{129, 272, 512}, Shape{1, 16, 256}}) {
+    struct Shape {
+        int m, n, k;
+    };
+    for (const Shape s : {Shape{1, 4096, 2048}, Shape{17, 512, 256}, Shape{300, 2064, 1024},
+                          Shape{64, 16, 256}, Shape{129, 272, 512}, Shape{1, 16, 256}}) {
         const Problem p = make_problem(s.m, s.n, s.k, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
         const int kern = heuristic_pick(s.m, s.n, s.k);
         const VerifyResult v = run_case(kern, 0, p);
-        EXPECT_TRUE(v.passed()) << s.m << "x" << s.n << "x" << s.k << " " << gpu()->manifest.kernels[size_t(kern)].co_name
-                                << " " << describe(v);
+        EXPECT_TRUE(v.passed()) << s.m << "x" << s.n << "x" << s.k << " "
+                                << gpu()->manifest.kernels[size_t(kern)].co_name << " " << describe(v);
         EXPECT_LE(v.max_rel_err, kBf16Rounding);
     }
 }
@@ -188,7 +190,8 @@ TEST(Sm90, PtxCodeObjectRunsThroughAOneLineManifest) {
                 f << line << "\n";
             }
     }
-    Manifest one = filter_for_device(load_manifest(dir.string()), BackendKind::Cuda, gpu()->dev->props().arch);
+    Manifest one =
+        filter_for_device(load_manifest(dir.string()), BackendKind::Cuda, gpu()->dev->props().arch);
     ASSERT_EQ(one.kernels.size(), 1u);
     const Problem p = make_problem(300, 2048, 1024, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
     GpuGemm g(*gpu()->dev, one, 0, 0, p);

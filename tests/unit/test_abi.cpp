@@ -95,8 +95,9 @@ TEST(Abi, EveryFieldAtItsOffset) {
     EXPECT_EQ(at<int32_t>(b, 0x170), 2);
 
     // Every pad byte is zero (asm_f4gemm memsets the block; aiter leaves garbage).
-    const size_t field_offsets[] = {0x000, 0x010, 0x020, 0x030, 0x040, 0x050, 0x060, 0x070, 0x080, 0x090, 0x0a0, 0x0b0,
-                                    0x0c0, 0x0d0, 0x0e0, 0x0f0, 0x100, 0x110, 0x120, 0x130, 0x140, 0x150, 0x160, 0x170};
+    const size_t field_offsets[] = {0x000, 0x010, 0x020, 0x030, 0x040, 0x050, 0x060, 0x070,
+                                    0x080, 0x090, 0x0a0, 0x0b0, 0x0c0, 0x0d0, 0x0e0, 0x0f0,
+                                    0x100, 0x110, 0x120, 0x130, 0x140, 0x150, 0x160, 0x170};
     std::vector<bool> in_field(0x174, false);
     for (size_t off : field_offsets) {
         const bool ptr_slot = off <= 0x030 || off == 0x110 || off == 0x120;
@@ -170,9 +171,9 @@ TEST(Abi, SplitErrors) {
 TEST(Abi, BufferSizes) {
     KernelConfig k = kernel(96, 640, 0, 1);
     LaunchPlan p = make_launch_plan(k, 300, 2048, 1024, 0, false);
-    EXPECT_EQ(p.a_bytes, 512u * 512u);       // round_up(300,256) rows x K/2
+    EXPECT_EQ(p.a_bytes, 512u * 512u);  // round_up(300,256) rows x K/2
     EXPECT_EQ(p.b_bytes, 2048u * 512u);
-    EXPECT_EQ(p.scale_stride, 32u);          // round_up(1024/32, 8)
+    EXPECT_EQ(p.scale_stride, 32u);  // round_up(1024/32, 8)
     EXPECT_EQ(p.sa_bytes, 512u * 32u);
     EXPECT_EQ(p.sb_bytes, 2048u * 32u);
     EXPECT_EQ(p.d_bytes, 320u * 2048u * 2u);  // round_up(300,32) rows bf16

@@ -33,7 +33,7 @@ TEST(CodeObject, CubinsAndPtxFromNvcc) {
     EXPECT_FALSE(cuda_can_run(c80, 9, 0, &why));
     EXPECT_NE(why.find("sm_80"), std::string::npos) << why;
     EXPECT_NE(why.find("sm_90"), std::string::npos) << why;
-    EXPECT_TRUE(cuda_can_run(c80, 8, 6, &why));   // same major, later minor
+    EXPECT_TRUE(cuda_can_run(c80, 8, 6, &why));    // same major, later minor
     EXPECT_FALSE(cuda_can_run(c90, 10, 0, &why));  // sm_90a SASS does not run on Blackwell
     EXPECT_FALSE(cuda_can_run(p90, 10, 0, &why));  // arch-specific PTX: exactly 9.0
     EXPECT_TRUE(cuda_can_run(p90, 9, 0, &why));

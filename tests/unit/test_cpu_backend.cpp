@@ -25,7 +25,9 @@ namespace {
 // Non-split results carry only the bf16 output rounding: at most 2^-8 relative (docs/VERIFY.md).
 const double kBf16Bound = std::ldexp(1.0, -8);
 
-size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+size_t round_up(size_t x, size_t to) {
+    return (x + to - 1) / to * to;
+}
 
 float widen(uint16_t bits) {
     const uint32_t u = uint32_t(bits) << 16;
@@ -104,7 +106,9 @@ TEST(CpuBackend, SeedJob512x1024x2048) {
 // ---- edge shapes ----------------------------------------------------------------------------------
 
 TEST(CpuBackend, EdgeShapes) {
-    struct Shape { size_t m, n, k; };
+    struct Shape {
+        size_t m, n, k;
+    };
     for (const Shape s : {Shape{1, 256, 1024}, Shape{17, 256, 1024}, Shape{128, 16, 1024},
                           Shape{100, 80, 256}, Shape{1, 16, 256}, Shape{65, 129, 512}}) {
         SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
@@ -148,8 +152,8 @@ TEST(CpuBackend, SplitKAddsChunkSumsInFp32InChunkOrder) {
     const MxOperand a = make_mx(
         1, 128, [](size_t, size_t i) -> uint8_t { return i < 96 ? 0x2 : 0xA; },
         [](size_t, size_t blk) -> uint8_t { return (blk == 0 || blk == 3) ? 146 : 122; });
-    const MxOperand b = make_mx(1, 128, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                [](size_t, size_t) -> uint8_t { return 127; });
+    const MxOperand b = make_mx(
+        1, 128, [](size_t, size_t) -> uint8_t { return 0x2; }, [](size_t, size_t) -> uint8_t { return 127; });
     EXPECT_EQ(widen(run_cpu(a, b)[0]), 0.f);
     Options two;
     two.splits = 2;
@@ -170,7 +174,11 @@ TEST(CpuBackend, AlphaBetaAndC) {
     const MxOperand a = make_operand(m, k, kSeedA), b = make_operand(n, k, kSeedB);
     std::vector<uint16_t> c(m * n);
     for (size_t i = 0; i < c.size(); ++i) c[i] = float_to_bf16(float(int(i % 97) - 48) * 31.25f);
-    struct Case { float alpha, beta; bool with_c; int splits; };
+    struct Case {
+        float alpha, beta;
+        bool with_c;
+        int splits;
+    };
     for (const Case cs : {Case{0.5f, 0.f, false, 1}, Case{1.7f, 0.f, false, 1}, Case{1.f, 0.75f, true, 1},
                           Case{1.7f, -1.3f, true, 1}, Case{-2.f, 1.f, true, 3}}) {
         SCOPED_TRACE("alpha=" + std::to_string(cs.alpha) + " beta=" + std::to_string(cs.beta));
@@ -245,8 +253,9 @@ TEST(CpuBackend, ZeroBlocks) {
     expect_bf16_exact(check(make_operand(128, 1024, kSeedA, DataKind::ZeroBlocks),
                             make_operand(192, 1024, kSeedB, DataKind::ZeroBlocks), {}, false, "zero blocks"));
     // All-zero operands give +0 everywhere, whatever the scales.
-    const MxOperand z = make_mx(3, 64, [](size_t, size_t) -> uint8_t { return 0; },
-                                [](size_t, size_t blk) -> uint8_t { return blk ? 254 : 1; });
+    const MxOperand z = make_mx(
+        3, 64, [](size_t, size_t) -> uint8_t { return 0; },
+        [](size_t, size_t blk) -> uint8_t { return blk ? 254 : 1; });
     for (uint16_t v : run_cpu(z, make_operand(5, 64, kSeedB))) EXPECT_EQ(v, 0x0000);
 }
 
@@ -269,27 +278,29 @@ TEST(CpuBackend, WideScalesBeyondFloatRangeInTheMiddleOfASum) {
     const MxOperand a = make_mx(
         1, 96, [](size_t, size_t i) -> uint8_t { return i < 32 ? 0x5 : (i < 64 ? 0xD : 0x2); },
         [](size_t, size_t blk) -> uint8_t { return blk < 2 ? 252 : 127; });
-    const MxOperand b = make_mx(1, 96, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                [](size_t, size_t blk) -> uint8_t { return blk < 2 ? 131 : 127; });
+    const MxOperand b = make_mx(
+        1, 96, [](size_t, size_t) -> uint8_t { return 0x2; },
+        [](size_t, size_t blk) -> uint8_t { return blk < 2 ? 131 : 127; });
     EXPECT_EQ(widen(run_cpu(a, b)[0]), 32.f);
     EXPECT_EQ(reference_gemm_mx(a, b, 1.f, 0.f, nullptr)[0], 32.f);
 
     // A small block first (32 * 2^-100), then one 200 binades larger (32 * 2^100): the
     // accumulator must move to the larger exponent, not scale the new block by 2^200 (Inf).
-    const MxOperand a2 = make_mx(1, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                 [](size_t, size_t blk) -> uint8_t { return blk == 0 ? 27 : 227; });
-    const MxOperand b2 = make_mx(1, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                 [](size_t, size_t) -> uint8_t { return 127; });
+    const MxOperand a2 = make_mx(
+        1, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
+        [](size_t, size_t blk) -> uint8_t { return blk == 0 ? 27 : 227; });
+    const MxOperand b2 = make_mx(
+        1, 64, [](size_t, size_t) -> uint8_t { return 0x2; }, [](size_t, size_t) -> uint8_t { return 127; });
     EXPECT_EQ(widen(run_cpu(a2, b2)[0]), std::ldexp(1.f, 105));
 }
 
 TEST(CpuBackend, WideScalesBelowFloatRangeScaledBackByAlpha) {
     // Every product is 2^-200 (flushed to 0 by a plain fp32 accumulator); alpha = 2^100 brings the
     // sum, 64 * 2^-200, back to 2^-94.
-    const MxOperand a = make_mx(2, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                [](size_t, size_t) -> uint8_t { return 27; });
-    const MxOperand b = make_mx(3, 64, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                [](size_t, size_t) -> uint8_t { return 27; });
+    const MxOperand a = make_mx(
+        2, 64, [](size_t, size_t) -> uint8_t { return 0x2; }, [](size_t, size_t) -> uint8_t { return 27; });
+    const MxOperand b = make_mx(
+        3, 64, [](size_t, size_t) -> uint8_t { return 0x2; }, [](size_t, size_t) -> uint8_t { return 27; });
     Options o;
     o.alpha = std::ldexp(1.f, 100);
     for (uint16_t v : run_cpu(a, b, o)) EXPECT_EQ(widen(v), std::ldexp(1.f, -94));
@@ -307,11 +318,10 @@ TEST(CpuBackend, WideScaleData) {
     const auto check_wide = [&](const char* label) {
         const auto ref = reference_gemm_mx(a, b, 1.f, 0.f, nullptr);
         const auto d = run_cpu(a, b);
-        const auto r =
-            verify_bf16(d.data(), b.rows, ref.data(), a.rows, b.rows, default_tolerance(false));
-        std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref << " max_abs_err="
-                  << r.max_abs_err << " max_rel_err=" << r.max_rel_err << " mismatches=" << r.mismatches
-                  << "/" << r.total << "\n";
+        const auto r = verify_bf16(d.data(), b.rows, ref.data(), a.rows, b.rows, default_tolerance(false));
+        std::cout << "[ measured ] " << label << ": max|ref|=" << r.max_ref
+                  << " max_abs_err=" << r.max_abs_err << " max_rel_err=" << r.max_rel_err
+                  << " mismatches=" << r.mismatches << "/" << r.total << "\n";
         expect_bf16_exact(r);
         size_t finite = 0;
         for (float w : ref) finite += std::isfinite(w);

@@ -54,7 +54,9 @@ uint16_t brute_bf16(float x) {
     return (lo & 1) ? hi : lo;
 }
 
-uint8_t nibble(const std::vector<uint8_t>& packed, size_t i) { return unpack_nibble(packed.data(), i); }
+uint8_t nibble(const std::vector<uint8_t>& packed, size_t i) {
+    return unpack_nibble(packed.data(), i);
+}
 
 }  // namespace
 

@@ -258,10 +258,10 @@ TEST(Heuristic, MatchesIndependentImplementationOverSweep) {
                         ++checked;
                         if (got.index != want.first || got.log2_k_split != want.second) {
                             if (++differ <= 10)
-                                ADD_FAILURE() << "M=" << M << " N=" << N << " cu=" << cu << " L=" << L
-                                              << " bpre=" << bpre << ": got " << got.index << "/"
-                                              << got.log2_k_split << ", spec " << want.first << "/"
-                                              << want.second;
+                                ADD_FAILURE()
+                                    << "M=" << M << " N=" << N << " cu=" << cu << " L=" << L
+                                    << " bpre=" << bpre << ": got " << got.index << "/" << got.log2_k_split
+                                    << ", spec " << want.first << "/" << want.second;
                         }
                     }
     EXPECT_EQ(differ, 0u);

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -76,15 +76,23 @@ std::string co_of(const std::string& tile, bool pre = true) {
 std::vector<Case> regression_cases() {
     std::vector<Case> c;
     // == heuristic kernel selection over a shape sweep == (256 CUs, --splitk 0, --bpreshuffle 1)
-    c.push_back({"heuristic 128x1024x1024", 128, 1024, 1024, "", 1, 0, 34, co_of("96x640"), 2, 2, 1, 0, 1024, false});
-    c.push_back({"heuristic 256x2048x2048", 256, 2048, 2048, "", 1, 0, 34, co_of("96x640"), 4, 3, 1, 0, 2048, false});
-    c.push_back({"heuristic 300x2048x1024", 300, 2048, 1024, "", 1, 0, 34, co_of("96x640"), 4, 4, 1, 0, 1024, false});
-    c.push_back({"heuristic 1x4096x2048", 1, 4096, 2048, "", 1, 0, 13, co_of("256x128"), 32, 1, 1, 0, 2048, false});
-    c.push_back({"heuristic 17x512x256", 17, 512, 256, "", 1, 0, 13, co_of("256x128"), 4, 1, 1, 0, 256, false});
-    c.push_back({"heuristic 512x1024x2048", 512, 1024, 2048, "", 1, 0, 34, co_of("96x640"), 2, 6, 1, 0, 2048, false});
+    c.push_back(
+        {"heuristic 128x1024x1024", 128, 1024, 1024, "", 1, 0, 34, co_of("96x640"), 2, 2, 1, 0, 1024, false});
+    c.push_back(
+        {"heuristic 256x2048x2048", 256, 2048, 2048, "", 1, 0, 34, co_of("96x640"), 4, 3, 1, 0, 2048, false});
+    c.push_back(
+        {"heuristic 300x2048x1024", 300, 2048, 1024, "", 1, 0, 34, co_of("96x640"), 4, 4, 1, 0, 1024, false});
+    c.push_back(
+        {"heuristic 1x4096x2048", 1, 4096, 2048, "", 1, 0, 13, co_of("256x128"), 32, 1, 1, 0, 2048, false});
+    c.push_back(
+        {"heuristic 17x512x256", 17, 512, 256, "", 1, 0, 13, co_of("256x128"), 4, 1, 1, 0, 256, false});
+    c.push_back(
+        {"heuristic 512x1024x2048", 512, 1024, 2048, "", 1, 0, 34, co_of("96x640"), 2, 6, 1, 0, 2048, false});
     // 256x256 is split-capable; at --splitk 0 it runs one chunk: k_per_split = K, gdz 1, no memset.
-    c.push_back({"heuristic 2048x8192x1024", 2048, 8192, 1024, "", 1, 0, 1, co_of("256x256"), 32, 8, 1, 0, 1024, false});
-    c.push_back({"heuristic 4096x4096x512", 4096, 4096, 512, "", 1, 0, 1, co_of("256x256"), 16, 16, 1, 0, 512, false});
+    c.push_back({"heuristic 2048x8192x1024", 2048, 8192, 1024, "", 1, 0, 1, co_of("256x256"), 32, 8, 1, 0,
+                 1024, false});
+    c.push_back({"heuristic 4096x4096x512", 4096, 4096, 512, "", 1, 0, 1, co_of("256x256"), 16, 16, 1, 0, 512,
+                 false});
 
     // == every kernel in the manifest (M=300 N=2048 K=1024) == grid (ceil(2048/tN), ceil(300/tM), 1)
     struct Forced {
@@ -93,10 +101,10 @@ std::vector<Case> regression_cases() {
         bool pre;
         unsigned gx, gy;
     } forced[] = {
-        {0, "256x256", false, 8, 2}, {1, "256x256", true, 8, 2},  {2, "128x512", true, 4, 3},
-        {3, "192x256", true, 8, 2},  {4, "224x256", true, 8, 2},  {5, "128x128", true, 16, 3},
-        {6, "128x256", true, 8, 3},  {7, "128x384", true, 6, 3},  {8, "160x128", true, 16, 2},
-        {9, "160x256", true, 8, 2},  {10, "160x384", true, 6, 2}, {11, "192x128", true, 16, 2},
+        {0, "256x256", false, 8, 2},  {1, "256x256", true, 8, 2},   {2, "128x512", true, 4, 3},
+        {3, "192x256", true, 8, 2},   {4, "224x256", true, 8, 2},   {5, "128x128", true, 16, 3},
+        {6, "128x256", true, 8, 3},   {7, "128x384", true, 6, 3},   {8, "160x128", true, 16, 2},
+        {9, "160x256", true, 8, 2},   {10, "160x384", true, 6, 2},  {11, "192x128", true, 16, 2},
         {12, "224x128", true, 16, 2}, {13, "256x128", true, 16, 2}, {14, "32x1024", true, 2, 10},
         {15, "32x128", true, 16, 10}, {16, "32x256", true, 8, 10},  {17, "32x384", true, 6, 10},
         {18, "32x512", true, 4, 10},  {19, "32x640", true, 4, 10},  {20, "32x768", true, 3, 10},
@@ -108,7 +116,8 @@ std::vector<Case> regression_cases() {
     };
     for (const Forced& f : forced) {
         const std::string name = co_of(f.tile, f.pre);
-        c.push_back({name, 300, 2048, 1024, name, f.pre ? 1 : 0, 0, f.index, name, f.gx, f.gy, 1, 0, 1024, false});
+        c.push_back(
+            {name, 300, 2048, 1024, name, f.pre ? 1 : 0, 0, f.index, name, f.gx, f.gy, 1, 0, 1024, false});
     }
 
     // == splitK == M=256 N=1024 K=4096: k_num 2^L, k_per_split = 4096/2^L (already a multiple of
@@ -125,8 +134,8 @@ std::vector<Case> regression_cases() {
 }
 
 // The expected 0x174-byte block, written field by field at the offsets of seed spec section 4.
-std::vector<uint8_t> expected_kernargs(const DevicePointers& p, uint32_t m, uint32_t n, uint32_t k, uint32_t sn,
-                                       int32_t log2) {
+std::vector<uint8_t> expected_kernargs(const DevicePointers& p, uint32_t m, uint32_t n, uint32_t k,
+                                       uint32_t sn, int32_t log2) {
     std::vector<uint8_t> b(0x174, 0);
     auto put = [&](size_t off, const void* v, size_t len) { std::memcpy(b.data() + off, v, len); };
     const float alpha = 1.0f, beta = 0.0f;
@@ -210,7 +219,8 @@ TEST(HipPlan, FiftyOneRegressionCases) {
         EXPECT_EQ(p.args_bytes, 0x174u);  // also for noBpreShuffle, whose metadata segment is 368
 
         // B layout follows the kernel's manifest row, not --bpreshuffle.
-        EXPECT_EQ(kc.b_layout, c.co.find("noBpreShuffle") == std::string::npos ? BLayout::Aiter16x16 : BLayout::Plain);
+        EXPECT_EQ(kc.b_layout,
+                  c.co.find("noBpreShuffle") == std::string::npos ? BLayout::Aiter16x16 : BLayout::Plain);
         EXPECT_EQ(kc.scale_layout, ScaleLayout::AiterShuffled);
 
         const std::vector<uint8_t> blob = make_arg_blob(kc, p, ptr, c.m, c.n, c.k, 1.0f, 0.0f);
@@ -218,8 +228,8 @@ TEST(HipPlan, FiftyOneRegressionCases) {
         ASSERT_EQ(blob.size(), want.size());
         for (size_t i = 0; i < want.size(); ++i)
             if (blob[i] != want[i]) {
-                ADD_FAILURE() << "kernarg byte 0x" << std::hex << i << ": got 0x" << int(blob[i]) << ", want 0x"
-                              << int(want[i]);
+                ADD_FAILURE() << "kernarg byte 0x" << std::hex << i << ": got 0x" << int(blob[i])
+                              << ", want 0x" << int(want[i]);
                 break;
             }
     }

@@ -19,7 +19,9 @@ std::string read_all(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-std::string dir_of(const std::string& p) { return p.substr(0, p.find_last_of('/')); }
+std::string dir_of(const std::string& p) {
+    return p.substr(0, p.find_last_of('/'));
+}
 
 // Runs parse_manifest and returns the Errc::Manifest message, failing the test otherwise.
 std::string manifest_error(const std::string& text, const std::string& source = "t.csv") {
@@ -41,23 +43,26 @@ TEST(Manifest, AiterCsvLoadsUnchanged) {
     const Manifest m = load_manifest(dir_of(F4GEMM_AITER_CSV));
     EXPECT_EQ(m.path, std::string(F4GEMM_AITER_CSV));
     EXPECT_EQ(m.dir, dir_of(F4GEMM_AITER_CSV));
-    const std::vector<std::string> cols = {"tile_M", "tile_N", "splitK", "bpreshuffle", "knl_name", "co_name"};
+    const std::vector<std::string> cols = {"tile_M",      "tile_N",   "splitK",
+                                           "bpreshuffle", "knl_name", "co_name"};
     EXPECT_EQ(m.columns, cols);
     ASSERT_EQ(m.kernels.size(), 35u);
 
     // Seed spec section 2: row order of aiter's file.
-    const int tiles[35][2] = {{256, 256}, {256, 256}, {128, 512}, {192, 256}, {224, 256}, {128, 128}, {128, 256},
-                              {128, 384}, {160, 128}, {160, 256}, {160, 384}, {192, 128}, {224, 128}, {256, 128},
-                              {32, 1024}, {32, 128},  {32, 256},  {32, 384},  {32, 512},  {32, 640},  {32, 768},
-                              {32, 896},  {64, 1024}, {64, 128},  {64, 256},  {64, 384},  {64, 512},  {64, 640},
-                              {64, 768},  {64, 896},  {96, 128},  {96, 256},  {96, 384},  {96, 512},  {96, 640}};
+    const int tiles[35][2] = {{256, 256}, {256, 256}, {128, 512}, {192, 256}, {224, 256}, {128, 128},
+                              {128, 256}, {128, 384}, {160, 128}, {160, 256}, {160, 384}, {192, 128},
+                              {224, 128}, {256, 128}, {32, 1024}, {32, 128},  {32, 256},  {32, 384},
+                              {32, 512},  {32, 640},  {32, 768},  {32, 896},  {64, 1024}, {64, 128},
+                              {64, 256},  {64, 384},  {64, 512},  {64, 640},  {64, 768},  {64, 896},
+                              {96, 128},  {96, 256},  {96, 384},  {96, 512},  {96, 640}};
     for (int i = 0; i < 35; ++i) {
         const KernelConfig& k = m.kernels[i];
         SCOPED_TRACE(k.co_name);
         EXPECT_EQ(k.tile_m, tiles[i][0]);
         EXPECT_EQ(k.tile_n, tiles[i][1]);
-        const std::string stem = std::string("f4gemm_bf16_per1x32Fp4_") + (i == 0 ? "noBpreShuffle_" : "BpreShuffle_") +
-                                 std::to_string(tiles[i][0]) + "x" + std::to_string(tiles[i][1]);
+        const std::string stem = std::string("f4gemm_bf16_per1x32Fp4_") +
+                                 (i == 0 ? "noBpreShuffle_" : "BpreShuffle_") + std::to_string(tiles[i][0]) +
+                                 "x" + std::to_string(tiles[i][1]);
         EXPECT_EQ(k.co_name, stem + ".co");
         EXPECT_EQ(k.knl_name, "_ZN5aiter" + std::to_string(stem.size()) + stem + "E");
         EXPECT_EQ(k.bpreshuffle, i == 0 ? 0 : 1);
@@ -78,7 +83,8 @@ TEST(Manifest, AiterCsvLoadsUnchanged) {
 
 TEST(Manifest, SharedReferenceCopyIsIdentical) {
     // The test data is a copy of ../shared/reference's file; when that is reachable, prove it.
-    const std::string ref = std::string(F4GEMM_SOURCE_DIR) + "/../shared/reference/aiter-gfx950-f4gemm_bf16_per1x32Fp4.csv";
+    const std::string ref =
+        std::string(F4GEMM_SOURCE_DIR) + "/../shared/reference/aiter-gfx950-f4gemm_bf16_per1x32Fp4.csv";
     const std::string a = read_all(ref);
     if (a.empty()) GTEST_SKIP() << "no " << ref;
     EXPECT_EQ(a, read_all(F4GEMM_AITER_CSV));
@@ -86,7 +92,8 @@ TEST(Manifest, SharedReferenceCopyIsIdentical) {
 
 TEST(Manifest, ReorderedAndExtraColumns) {
     const std::string text =
-        "co_name , knl_name,bpreshuffle,tile_N,tile_M,splitK,arch,threads,smem_bytes,abi,b_layout,scale_layout,note\r\n"
+        "co_name , "
+        "knl_name,bpreshuffle,tile_N,tile_M,splitK,arch,threads,smem_bytes,abi,b_layout,scale_layout,note\r\n"
         "\r\n"
         "a.cubin,k_a,1,256,128,1,sm_90a,384,200704,sm90v1,plain,plain,fast\r\n"
         "b.co,k_b,0,128,64,0,,,,,,,\r\n"
@@ -220,9 +227,10 @@ TEST(Manifest, MissingFile) {
         FAIL() << "no error";
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), Errc::Manifest);
-        EXPECT_EQ(std::string(e.what()),
-                  "cannot open manifest /nonexistent/f4gemm-dir/f4gemm_bf16_per1x32Fp4.csv: pass --co-dir or set "
-                  "AITER_ASM_DIR/AITER_F4GEMM_DIR");
+        EXPECT_EQ(
+            std::string(e.what()),
+            "cannot open manifest /nonexistent/f4gemm-dir/f4gemm_bf16_per1x32Fp4.csv: pass --co-dir or set "
+            "AITER_ASM_DIR/AITER_F4GEMM_DIR");
     }
 }
 

@@ -175,10 +175,10 @@ TEST(ReferenceMx, EqualsTheFloatReferenceOnSeedData) {
 TEST(ReferenceMx, ExactWhereFloatDequantizationOverflows) {
     // A: 6 * 2^127 (E8M0 254) does not fit float32; B: 0.5 * 2^-126 (E8M0 1). Each product is
     // 6 * 0.5 * 2 = 6, the sum 32 * 6 = 192. The float path sees Inf.
-    const MxOperand a = make_mx(1, 32, [](size_t, size_t) -> uint8_t { return 0x7; },
-                                [](size_t, size_t) -> uint8_t { return 254; });
-    const MxOperand b = make_mx(1, 32, [](size_t, size_t) -> uint8_t { return 0x1; },
-                                [](size_t, size_t) -> uint8_t { return 1; });
+    const MxOperand a = make_mx(
+        1, 32, [](size_t, size_t) -> uint8_t { return 0x7; }, [](size_t, size_t) -> uint8_t { return 254; });
+    const MxOperand b = make_mx(
+        1, 32, [](size_t, size_t) -> uint8_t { return 0x1; }, [](size_t, size_t) -> uint8_t { return 1; });
     EXPECT_EQ(reference_gemm_mx(a, b, 1.f, 0.f, nullptr)[0], 192.f);
     const auto a32 = dequantize(a), b32 = dequantize(b);
     EXPECT_TRUE(std::isinf(reference_gemm(a32.data(), b32.data(), 1, 1, 32, 1.f, 0.f, nullptr)[0]));
@@ -187,10 +187,11 @@ TEST(ReferenceMx, ExactWhereFloatDequantizationOverflows) {
 TEST(ReferenceMx, ExactAcrossCancellingBlocks) {
     // Blocks of A: +1 * 2^127, +1 * 2^-126, -1 * 2^127; B all 1.0. The exact sum is 32 * 2^-126;
     // an in-order double sum loses the middle block to the first and returns 0.
-    const MxOperand a = make_mx(1, 96, [](size_t, size_t i) -> uint8_t { return i < 64 ? 0x2 : 0xA; },
-                                [](size_t, size_t blk) -> uint8_t { return blk == 1 ? 1 : 254; });
-    const MxOperand b = make_mx(1, 96, [](size_t, size_t) -> uint8_t { return 0x2; },
-                                [](size_t, size_t) -> uint8_t { return 127; });
+    const MxOperand a = make_mx(
+        1, 96, [](size_t, size_t i) -> uint8_t { return i < 64 ? 0x2 : 0xA; },
+        [](size_t, size_t blk) -> uint8_t { return blk == 1 ? 1 : 254; });
+    const MxOperand b = make_mx(
+        1, 96, [](size_t, size_t) -> uint8_t { return 0x2; }, [](size_t, size_t) -> uint8_t { return 127; });
     EXPECT_EQ(reference_gemm_mx(a, b, 1.f, 0.f, nullptr)[0], std::ldexp(1.f, -121));
     const auto a32 = dequantize(a), b32 = dequantize(b);
     EXPECT_EQ(reference_gemm(a32.data(), b32.data(), 1, 1, 96, 1.f, 0.f, nullptr)[0], 0.f);

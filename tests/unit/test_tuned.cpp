@@ -33,10 +33,10 @@ TEST(Tuned, ParsesByHeaderAndLastMatchWins) {
 }
 
 TEST(Tuned, ErrorsNameFileAndLine) {
-    for (const char* bad : {"cu_num,M,N,K,kernelName\n1,2,3,4,k\n",              // missing splitK
-                            "cu_num,M,N,K,kernelName,splitK\n1,2,x,4,k,0\n",      // bad int
-                            "cu_num,M,N,K,kernelName,splitK\n1,2,3,4,k\n",        // cell count
-                            "cu_num,M,N,K,kernelName,splitK\n1,2,3,4,,0\n"}) {    // empty kernel
+    for (const char* bad : {"cu_num,M,N,K,kernelName\n1,2,3,4,k\n",             // missing splitK
+                            "cu_num,M,N,K,kernelName,splitK\n1,2,x,4,k,0\n",    // bad int
+                            "cu_num,M,N,K,kernelName,splitK\n1,2,3,4,k\n",      // cell count
+                            "cu_num,M,N,K,kernelName,splitK\n1,2,3,4,,0\n"}) {  // empty kernel
         try {
             parse_tuned(bad, "bad.csv");
             FAIL() << bad;
@@ -49,7 +49,8 @@ TEST(Tuned, ErrorsNameFileAndLine) {
 }
 
 TEST(Tuned, SelectionPrefersTheTableForItsShapesOnly) {
-    const Manifest m = load_manifest(std::string(F4GEMM_AITER_CSV).substr(0, std::string(F4GEMM_AITER_CSV).rfind('/')));
+    const Manifest m =
+        load_manifest(std::string(F4GEMM_AITER_CSV).substr(0, std::string(F4GEMM_AITER_CSV).rfind('/')));
     const TunedTable t = parse_tuned(kTable, "t.csv");
     HeuristicQuery q{8192, 8192, 8192, 256, 0, 1};
     Selection s = select(m, "", q, false, &t);
@@ -73,7 +74,8 @@ TEST(Tuned, SelectionPrefersTheTableForItsShapesOnly) {
     EXPECT_FALSE(s.tuned);
     EXPECT_EQ(m.kernels[size_t(s.index)].co_name, "f4gemm_bf16_per1x32Fp4_BpreShuffle_64x128.co");
     // A tuned kernel the manifest lacks is ignored.
-    const TunedTable stale = parse_tuned("cu_num,M,N,K,kernelName,splitK\n256,8192,8192,8192,gone.co,0\n", "s.csv");
+    const TunedTable stale =
+        parse_tuned("cu_num,M,N,K,kernelName,splitK\n256,8192,8192,8192,gone.co,0\n", "s.csv");
     q = HeuristicQuery{8192, 8192, 8192, 256, 0, 1};
     s = select(m, "", q, false, &stale);
     EXPECT_FALSE(s.tuned);

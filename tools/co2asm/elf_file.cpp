@@ -27,7 +27,9 @@ constexpr uint64_t kMaxNotesPerSection = 1u << 16;
 constexpr uint64_t kNameBudgetFactor = 16;
 constexpr uint64_t kNameBudgetSlack = 1u << 20;
 
-uint16_t load_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint16_t load_u16(const uint8_t* p) {
+    return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
 uint32_t load_u32(const uint8_t* p) {
     return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
            (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);

@@ -18,7 +18,9 @@ uint32_t load_u32(const uint8_t* p) {
     return v;
 }
 
-bool is_mfma_scale(const std::string& text) { return text.compare(0, 13, "v_mfma_scale_") == 0; }
+bool is_mfma_scale(const std::string& text) {
+    return text.compare(0, 13, "v_mfma_scale_") == 0;
+}
 
 int popcount(uint32_t v) {
     int n = 0;

@@ -9,7 +9,9 @@
 namespace co2asm {
 namespace {
 
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_hex(char c) {
+    return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 // Finds the `// ADDR:` comment of an instruction line; returns the position of `//` and the address.
 std::optional<std::pair<size_t, uint64_t>> find_address_comment(const std::string& line) {

@@ -83,7 +83,7 @@ struct Plan {
     const CpuGemmArgs* args;
     uint16_t* d;
     size_t ld;
-    size_t k_blocks;        // k / 32
+    size_t k_blocks;          // k / 32
     size_t blocks_per_split;  // k_per_split / 32
     int splits;
     size_t tiles_m, tiles_n;
@@ -91,11 +91,11 @@ struct Plan {
 
 // One thread's working set: decoded operand blocks of one tile and the tile's accumulators.
 struct TileScratch {
-    std::array<float, BLOCK_M * kBlockK> a_blk;   // (BLOCK_M, 32) e2m1 values of A rows, unscaled
+    std::array<float, BLOCK_M * kBlockK> a_blk;    // (BLOCK_M, 32) e2m1 values of A rows, unscaled
     std::array<float, kBlockK * BLOCK_N> b_blk_t;  // (32, BLOCK_N) e2m1 values of B rows, transposed
     std::array<int, BLOCK_M> ea;                   // unbiased A exponents; kNanExp marks 0xFF
     std::array<int, BLOCK_N> eb;
-    std::array<float, BLOCK_M * BLOCK_N> part;     // (BLOCK_M, BLOCK_N) exact 32-block sums
+    std::array<float, BLOCK_M * BLOCK_N> part;  // (BLOCK_M, BLOCK_N) exact 32-block sums
     std::array<float, BLOCK_M * BLOCK_N> chunk_acc, total_acc;
     std::array<int, BLOCK_M * BLOCK_N> chunk_exp, total_exp;
 };
@@ -104,8 +104,8 @@ constexpr int kNanExp = std::numeric_limits<int>::min();
 // Decodes rows [row0, row0 + rows) of one operand at 32-block kb: values into dst with the given
 // element strides (row_stride between rows, elem_stride between the 32 elements), exponents into
 // exps. Rows past `rows` up to `pad_rows` are zero with exponent 0.
-void decode_block(const MxOperand& op, size_t row0, size_t rows, size_t pad_rows, size_t kb,
-                  float* dst, size_t row_stride, size_t elem_stride, int* exps) {
+void decode_block(const MxOperand& op, size_t row0, size_t rows, size_t pad_rows, size_t kb, float* dst,
+                  size_t row_stride, size_t elem_stride, int* exps) {
     const ByteLut& lut = byte_lut();
     const size_t row_bytes = op.k / 2, row_scales = op.k / kBlockK;
     for (size_t r = 0; r < pad_rows; ++r) {
@@ -189,10 +189,11 @@ void run_tile(const Plan& p, size_t tile, TileScratch& w) {
     }
 }
 
-std::string show(long long v) { return std::to_string(v); }
+std::string show(long long v) {
+    return std::to_string(v);
+}
 
-void check_operand(const MxOperand* op, const char* name, size_t rows, const char* rows_name,
-                   size_t k) {
+void check_operand(const MxOperand* op, const char* name, size_t rows, const char* rows_name, size_t k) {
     const std::string who = std::string("cpu_gemm: operand ") + name;
     if (!op) throw Error(Errc::InvalidArgument, who + " is null (got nullptr): pass a plain MxOperand");
     if (op->k != k)
@@ -205,8 +206,8 @@ void check_operand(const MxOperand* op, const char* name, size_t rows, const cha
         throw Error(Errc::InvalidArgument,
                     who + " buffers do not match its shape (got packed " + show(op->packed.size()) +
                         " and scales " + show(op->scales.size()) + " bytes, want " +
-                        show(op->rows * (k / 2)) + " and " + show(op->rows * (k / kBlockK)) +
-                        " for [" + show(op->rows) + ", " + show(k) + "])");
+                        show(op->rows * (k / 2)) + " and " + show(op->rows * (k / kBlockK)) + " for [" +
+                        show(op->rows) + ", " + show(k) + "])");
 }
 
 }  // namespace
@@ -252,8 +253,8 @@ void cpu_gemm(const CpuGemmArgs& args, uint16_t* d, size_t ld) {
     p.tiles_n = (g.n + BLOCK_N - 1) / BLOCK_N;
     const size_t num_tiles = p.tiles_m * p.tiles_n;
 
-    size_t num_threads = g.threads > 0 ? size_t(g.threads)
-                                       : std::max<size_t>(1, std::thread::hardware_concurrency());
+    size_t num_threads =
+        g.threads > 0 ? size_t(g.threads) : std::max<size_t>(1, std::thread::hardware_concurrency());
     num_threads = std::min(num_threads, num_tiles);
 
     std::atomic<size_t> next_tile{0};

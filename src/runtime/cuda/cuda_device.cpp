@@ -25,7 +25,9 @@ struct CudaApi {
 #define F4GEMM_CU_FN(name, sym, ...) CUresult (*name)(__VA_ARGS__) = nullptr;
 #include "cuda_api.inc"
 #undef F4GEMM_CU_FN
-    bool ok() const { return lib != nullptr; }
+    bool ok() const {
+        return lib != nullptr;
+    }
 };
 
 const CudaApi& api() {
@@ -39,10 +41,10 @@ const CudaApi& api() {
             return;
         }
         bool all = true;
-#define F4GEMM_CU_FN(name, sym, ...)                                                         \
-    a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, sym));                            \
-    if (!a.name) {                                                                           \
-        all = false;                                                                         \
+#define F4GEMM_CU_FN(name, sym, ...)                                                            \
+    a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, sym));                               \
+    if (!a.name) {                                                                              \
+        all = false;                                                                            \
         a.load_error = std::string("libcuda.so.1 lacks ") + sym + ": update the NVIDIA driver"; \
     }
 #include "cuda_api.inc"
@@ -86,8 +88,10 @@ public:
         char name[256] = {0};
         F4GEMM_CU((name, int(sizeof(name)), dev_), cuDeviceGetName);
         int sms = 0;
-        F4GEMM_CU((&props_.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_), cuDeviceGetAttribute);
-        F4GEMM_CU((&props_.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_), cuDeviceGetAttribute);
+        F4GEMM_CU((&props_.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_),
+                  cuDeviceGetAttribute);
+        F4GEMM_CU((&props_.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_),
+                  cuDeviceGetAttribute);
         F4GEMM_CU((&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_), cuDeviceGetAttribute);
         size_t mem = 0;
         F4GEMM_CU((&mem, dev_), cuDeviceTotalMem);
@@ -130,9 +134,9 @@ public:
         CUfunction f = nullptr;
         const CUresult r = api().cuModuleGetFunction(&f, static_cast<CUmodule>(module), symbol.c_str());
         if (r != CUDA_SUCCESS)
-            throw Error(Errc::NotFound, "CUDA error " + result_name(r) + " in cuModuleGetFunction(" +
-                                            symbol + "): the manifest's knl_name must name an extern \"C\" "
-                                                     "kernel of the code object");
+            throw Error(Errc::NotFound, "CUDA error " + result_name(r) + " in cuModuleGetFunction(" + symbol +
+                                            "): the manifest's knl_name must name an extern \"C\" "
+                                            "kernel of the code object");
         return f;
     }
 
@@ -164,8 +168,8 @@ public:
     void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
                 size_t args_bytes) override {
         size_t size = args_bytes;
-        void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args), CU_LAUNCH_PARAM_BUFFER_SIZE,
-                          &size, CU_LAUNCH_PARAM_END};
+        void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
+                          CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
         F4GEMM_CU((static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
                    stream_, nullptr, config),
                   cuLaunchKernel);
@@ -195,14 +199,16 @@ private:
     DeviceProps props_;
     CUdevice dev_ = 0;
     CUcontext ctx_ = nullptr;
-    CUstream stream_ = nullptr;      // where work goes (own or borrowed)
+    CUstream stream_ = nullptr;  // where work goes (own or borrowed)
     CUstream own_stream_ = nullptr;
     std::vector<CUmodule> modules_;
 };
 
 }  // namespace
 
-bool cuda_compiled() { return true; }
+bool cuda_compiled() {
+    return true;
+}
 
 int cuda_device_count() {
     if (!api().ok()) return 0;
@@ -212,8 +218,9 @@ int cuda_device_count() {
 
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
     if (!api().ok())
-        throw Error(Errc::Device, "no CUDA device: " + api().load_error + ": run on a machine with an NVIDIA GPU "
-                                                                          "or use --backend cpu");
+        throw Error(Errc::Device, "no CUDA device: " + api().load_error +
+                                      ": run on a machine with an NVIDIA GPU "
+                                      "or use --backend cpu");
     return std::make_unique<CudaDevice>(ordinal);
 }
 

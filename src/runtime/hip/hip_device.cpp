@@ -27,9 +27,9 @@ namespace {
                                   hipGetErrorString(e) + ") in " + call);
 }
 
-#define F4GEMM_HIP(call, what)                  \
-    do {                                        \
-        const hipError_t f4gemm_e_ = (call);    \
+#define F4GEMM_HIP(call, what)                                  \
+    do {                                                        \
+        const hipError_t f4gemm_e_ = (call);                    \
         if (f4gemm_e_ != hipSuccess) hip_fail(f4gemm_e_, what); \
     } while (0)
 
@@ -44,11 +44,13 @@ public:
         int count = 0;
         const hipError_t e = hipGetDeviceCount(&count);
         if (e == hipErrorNoDevice || (e == hipSuccess && count == 0))
-            throw Error(Errc::Device, "no AMD GPU (got 0 HIP devices" +
-                                          std::string(e == hipSuccess ? "" : ", HIP error " +
-                                                                                 std::to_string(static_cast<int>(e)) +
-                                                                                 " (" + hipGetErrorString(e) + ")") +
-                                          "): run on a machine with an AMD GPU and ROCm, or use --backend cpu");
+            throw Error(
+                Errc::Device,
+                "no AMD GPU (got 0 HIP devices" +
+                    std::string(e == hipSuccess ? ""
+                                                : ", HIP error " + std::to_string(static_cast<int>(e)) +
+                                                      " (" + hipGetErrorString(e) + ")") +
+                    "): run on a machine with an AMD GPU and ROCm, or use --backend cpu");
         if (e != hipSuccess) hip_fail(e, "hipGetDeviceCount");
         if (ordinal < 0 || ordinal >= count)
             throw Error(Errc::Device, "HIP device ordinal (got " + std::to_string(ordinal) + ", " +
@@ -83,14 +85,16 @@ public:
     void* load_module(const std::string& path) override {
         // hipModuleLoad says only "file not found" without the file: name it, as asm_f4gemm does.
         if (!is_regular_file(path) || !std::ifstream(path, std::ios::binary).is_open())
-            throw Error(Errc::NotFound, "no such code object: " + path +
-                                            "\n  the manifest lists this kernel but --co-dir does not contain "
-                                            "it -- point --co-dir at a directory holding it");
+            throw Error(Errc::NotFound,
+                        "no such code object: " + path +
+                            "\n  the manifest lists this kernel but --co-dir does not contain "
+                            "it -- point --co-dir at a directory holding it");
         // Refuse a code object for another architecture before the runtime does so less clearly.
         const CodeObjectInfo info = inspect_code_object(path);
         if (info.kind == CodeObjectKind::Cubin || info.kind == CodeObjectKind::Ptx)
-            throw Error(Errc::Unsupported, path + ": code object is CUDA " + info.target + ", the device is " +
-                                               props_.arch + ": point --co-dir at AMDGPU code objects");
+            throw Error(Errc::Unsupported, path + ": code object is CUDA " + info.target +
+                                               ", the device is " + props_.arch +
+                                               ": point --co-dir at AMDGPU code objects");
         if (info.kind == CodeObjectKind::Amdgpu && info.target.rfind("gfx", 0) == 0 &&
             info.target != props_.arch)
             throw Error(Errc::Unsupported, path + ": code object is built for " + info.target +
@@ -144,12 +148,12 @@ public:
         // caller's buffer may be reused afterwards. The size is always 0x174 for aiter's kernels, even
         // for noBpreShuffle_256x256 whose metadata segment is 368 bytes.
         size_t size = args_bytes;
-        void* config[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args), HIP_LAUNCH_PARAM_BUFFER_SIZE,
-                          &size, HIP_LAUNCH_PARAM_END};
-        F4GEMM_HIP(hipModuleLaunchKernel(static_cast<hipFunction_t>(function), grid.x, grid.y, grid.z, block.x,
-                                         block.y, block.z, smem, stream_, nullptr, config),
-                   "hipModuleLaunchKernel(grid " + std::to_string(grid.x) + "x" + std::to_string(grid.y) + "x" +
-                       std::to_string(grid.z) + ", block " + std::to_string(block.x) + ")");
+        void* config[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
+                          HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END};
+        F4GEMM_HIP(hipModuleLaunchKernel(static_cast<hipFunction_t>(function), grid.x, grid.y, grid.z,
+                                         block.x, block.y, block.z, smem, stream_, nullptr, config),
+                   "hipModuleLaunchKernel(grid " + std::to_string(grid.x) + "x" + std::to_string(grid.y) +
+                       "x" + std::to_string(grid.z) + ", block " + std::to_string(block.x) + ")");
     }
     void synchronize() override { F4GEMM_HIP(hipStreamSynchronize(stream_), "hipStreamSynchronize"); }
     // A caller's hipStream_t (e.g. PyTorch's current stream) as an integer; 0 = our own stream.
