@@ -9,78 +9,53 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* clang-format off: the slot table below is laid out by hand, one 16-byte slot per line */
 #define F4GEMM_P(name, n) uint8_t name[n]
 
 #pragma pack(push, 1)
 /* aiter prefix. Strides: stride_C0 is used by aiter's kernels for BOTH C and D (stride_D0 is
  * dead there); A/B strides are counted in fp4 elements (bytes * 2); scale strides are bytes. */
 typedef struct F4gemmKernelArgs {
-    uint64_t ptr_D;
-    F4GEMM_P(_p00, 8); /* 0x000 bf16 [M, N] (rows padded)          */
-    uint64_t ptr_C;
-    F4GEMM_P(_p01, 8); /* 0x010 bf16 [M, N] or 0 (bias)            */
-    uint64_t ptr_A;
-    F4GEMM_P(_p02, 8); /* 0x020 fp4x2 [M, K/2]                     */
-    uint64_t ptr_B;
-    F4GEMM_P(_p03, 8); /* 0x030 fp4x2 [N, K/2] (layout per kernel) */
-    float alpha;
-    F4GEMM_P(_p04, 12); /* 0x040 */
-    float beta;
-    F4GEMM_P(_p05, 12); /* 0x050 */
-    uint32_t stride_D0;
-    F4GEMM_P(_p06, 12); /* 0x060 elements */
-    uint32_t stride_D1;
-    F4GEMM_P(_p07, 12); /* 0x070 */
-    uint32_t stride_C0;
-    F4GEMM_P(_p08, 12); /* 0x080 elements; aiter: also D's stride */
-    uint32_t stride_C1;
-    F4GEMM_P(_p09, 12); /* 0x090 */
-    uint32_t stride_A0;
-    F4GEMM_P(_p10, 12); /* 0x0a0 fp4 elements (= K) */
-    uint32_t stride_A1;
-    F4GEMM_P(_p11, 12); /* 0x0b0 */
-    uint32_t stride_B0;
-    F4GEMM_P(_p12, 12); /* 0x0c0 fp4 elements (= K) */
-    uint32_t stride_B1;
-    F4GEMM_P(_p13, 12); /* 0x0d0 */
-    uint32_t M;
-    F4GEMM_P(_p14, 12); /* 0x0e0 */
-    uint32_t N;
-    F4GEMM_P(_p15, 12); /* 0x0f0 */
-    uint32_t K;
-    F4GEMM_P(_p16, 12); /* 0x100 */
-    uint64_t ptr_ScaleA;
-    F4GEMM_P(_p17, 8); /* 0x110 e8m0 [M, K/32] (layout per kernel) */
-    uint64_t ptr_ScaleB;
-    F4GEMM_P(_p18, 8); /* 0x120 e8m0 [N, K/32] (layout per kernel) */
-    uint32_t stride_ScaleA0;
-    F4GEMM_P(_p19, 12); /* 0x130 bytes */
-    uint32_t stride_ScaleA1;
-    F4GEMM_P(_p20, 12); /* 0x140 */
-    uint32_t stride_ScaleB0;
-    F4GEMM_P(_p21, 12); /* 0x150 bytes */
-    uint32_t stride_ScaleB1;
-    F4GEMM_P(_p22, 12);   /* 0x160 */
-    int32_t log2_k_split; /* 0x170 split-capable kernels only */
+    uint64_t ptr_D;          F4GEMM_P(_p00, 8); /* 0x000 bf16 [M, N] (rows padded)          */
+    uint64_t ptr_C;          F4GEMM_P(_p01, 8); /* 0x010 bf16 [M, N] or 0 (bias)            */
+    uint64_t ptr_A;          F4GEMM_P(_p02, 8); /* 0x020 fp4x2 [M, K/2]                     */
+    uint64_t ptr_B;          F4GEMM_P(_p03, 8); /* 0x030 fp4x2 [N, K/2] (layout per kernel) */
+    float alpha;             F4GEMM_P(_p04, 12); /* 0x040 */
+    float beta;              F4GEMM_P(_p05, 12); /* 0x050 */
+    uint32_t stride_D0;      F4GEMM_P(_p06, 12); /* 0x060 elements */
+    uint32_t stride_D1;      F4GEMM_P(_p07, 12); /* 0x070 */
+    uint32_t stride_C0;      F4GEMM_P(_p08, 12); /* 0x080 elements; aiter: also D's stride */
+    uint32_t stride_C1;      F4GEMM_P(_p09, 12); /* 0x090 */
+    uint32_t stride_A0;      F4GEMM_P(_p10, 12); /* 0x0a0 fp4 elements (= K) */
+    uint32_t stride_A1;      F4GEMM_P(_p11, 12); /* 0x0b0 */
+    uint32_t stride_B0;      F4GEMM_P(_p12, 12); /* 0x0c0 fp4 elements (= K) */
+    uint32_t stride_B1;      F4GEMM_P(_p13, 12); /* 0x0d0 */
+    uint32_t M;              F4GEMM_P(_p14, 12); /* 0x0e0 */
+    uint32_t N;              F4GEMM_P(_p15, 12); /* 0x0f0 */
+    uint32_t K;              F4GEMM_P(_p16, 12); /* 0x100 */
+    uint64_t ptr_ScaleA;     F4GEMM_P(_p17, 8);  /* 0x110 e8m0 [M, K/32] (layout per kernel) */
+    uint64_t ptr_ScaleB;     F4GEMM_P(_p18, 8);  /* 0x120 e8m0 [N, K/32] (layout per kernel) */
+    uint32_t stride_ScaleA0; F4GEMM_P(_p19, 12); /* 0x130 bytes */
+    uint32_t stride_ScaleA1; F4GEMM_P(_p20, 12); /* 0x140 */
+    uint32_t stride_ScaleB0; F4GEMM_P(_p21, 12); /* 0x150 bytes */
+    uint32_t stride_ScaleB1; F4GEMM_P(_p22, 12); /* 0x160 */
+    int32_t log2_k_split;                        /* 0x170 split-capable kernels only */
 } F4gemmKernelArgs;
 
 /* f4gemm sm_90a kernels: the prefix, padded to 0x180, then our extension. */
 typedef struct F4gemmSm90Args {
-    F4gemmKernelArgs base;    /* 0x000 .. 0x174 */
-    F4GEMM_P(_p_base, 12);    /* 0x174 .. 0x180 */
-    uint64_t ptr_workspace;   /* 0x180 fp32 split-K partials + tile counters, zeroed by the host
-                               *       before every launch; 0 when gdz == 1 */
-    uint64_t workspace_bytes; /* 0x188 */
-    uint32_t num_splits;      /* 0x190 gdz actually launched (K chunks)  */
-    uint32_t k_per_split;     /* 0x194 K elements per chunk, multiple of 256 */
-    uint32_t flags;           /* 0x198 reserved, 0 */
-    uint32_t _reserved;       /* 0x19c */
-} F4gemmSm90Args;             /* 0x1a0 bytes */
+    F4gemmKernelArgs base;       /* 0x000 .. 0x174 */
+    F4GEMM_P(_p_base, 12);       /* 0x174 .. 0x180 */
+    uint64_t ptr_workspace;      /* 0x180 fp32 split-K partials + tile counters, zeroed by the host
+                                  *       before every launch; 0 when gdz == 1 */
+    uint64_t workspace_bytes;    /* 0x188 */
+    uint32_t num_splits;         /* 0x190 gdz actually launched (K chunks)  */
+    uint32_t k_per_split;        /* 0x194 K elements per chunk, multiple of 256 */
+    uint32_t flags;              /* 0x198 reserved, 0 */
+    uint32_t _reserved;          /* 0x19c */
+} F4gemmSm90Args;               /* 0x1a0 bytes */
 #pragma pack(pop)
 
 #undef F4GEMM_P
-/* clang-format on */
 
 #define F4GEMM_KERNARG_PREFIX_BYTES 0x174
 #define F4GEMM_SM90_ARGS_BYTES 0x1a0
