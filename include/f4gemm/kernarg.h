@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The slot tables below are laid out by hand, one 16-byte slot per line. */
+/* clang-format off */
 #define F4GEMM_P(name, n) uint8_t name[n]
 
 #pragma pack(push, 1)
@@ -56,6 +58,7 @@ typedef struct F4gemmSm90Args {
 #pragma pack(pop)
 
 #undef F4GEMM_P
+/* clang-format on */
 
 #define F4GEMM_KERNARG_PREFIX_BYTES 0x174
 #define F4GEMM_SM90_ARGS_BYTES 0x1a0
