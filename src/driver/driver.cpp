@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -174,8 +175,37 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
             }
         }
     }
-    s.heuristic = select_kernel(m, q, explain);
-    s.index = s.heuristic.index;
+    // Our sm_90a kernels: before aiter's rule, drop tiles taller than the smallest tile that covers
+    // M in one row of tiles. aiter's rule counts rounds and then prefers the larger compute/memory
+    // ratio, so for M = 1..16 it picked the 128-row tile, measured 2x slower than the 16-row decode
+    // tile (docs/PERF.md entry 5). aiter manifests are left to the exact port.
+    std::vector<int> keep;  // manifest indices that stay candidates
+    std::vector<HeuristicStep> dropped;
+    const bool ours = !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
+        return kc.abi == KernelAbi::Sm90v1;
+    });
+    int cover = 0;  // smallest tile_M >= M, 0 if none
+    if (ours)
+        for (const KernelConfig& kc : m.kernels)
+            if (kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover)) cover = kc.tile_m;
+    Manifest candidates = m;
+    candidates.kernels.clear();
+    for (size_t i = 0; i < m.kernels.size(); ++i) {
+        if (cover && m.kernels[i].tile_m > cover) {
+            dropped.push_back({int(i), 0, false,
+                               "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " + std::to_string(cover) +
+                                   ", the smallest tile covering M (f4gemm sm_90a policy)"});
+            continue;
+        }
+        keep.push_back(int(i));
+        candidates.kernels.push_back(m.kernels[i]);
+    }
+    s.heuristic = select_kernel(candidates, q, explain);
+    for (HeuristicStep& st : s.heuristic.steps) st.index = keep[size_t(st.index)];
+    s.heuristic.steps.insert(s.heuristic.steps.begin(), dropped.begin(), dropped.end());
+    s.index = s.heuristic.index >= 0 ? keep[size_t(s.heuristic.index)] : -1;
+    s.heuristic.index = s.index;
+    if (!explain) s.heuristic.steps.clear();
     s.log2_k_split = s.heuristic.log2_k_split;
     if (s.index < 0)
         throw Error(Errc::NotFound,

@@ -81,3 +81,59 @@ TEST(Tuned, SelectionPrefersTheTableForItsShapesOnly) {
     EXPECT_FALSE(s.tuned);
     EXPECT_EQ(m.kernels[size_t(s.index)].co_name, "f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256.co");
 }
+
+namespace {
+// A manifest shaped like our built sm_90a one (rows in the order CMake writes them).
+Manifest sm90_manifest() {
+    return parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "64,64,1,0,simple,simple.cubin,sm_90a,256,17920,sm90v1,plain,plain\n"
+        "128,128,1,0,ws128x128,ws128x128.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
+        "128,64,1,0,ws128x64,ws128x64.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
+        "64,128,1,0,ws64x128,ws64x128.cubin,sm_90a,256,1,sm90v1,plain,plain\n"
+        "16,128,1,0,swap16,swap16.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
+        "32,128,1,0,swap32,swap32.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
+        "64,128,1,0,swap64,swap64.cubin,sm_90a,384,1,sm90v1,plain,plain\n",
+        "sm90.csv");
+}
+std::string pick(const Manifest& m, int mm, int n, int k, bool explain = false, Selection* out = nullptr) {
+    const Selection s = select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, explain);
+    if (out) *out = s;
+    return m.kernels[size_t(s.index)].knl_name;
+}
+}  // namespace
+
+TEST(Sm90Policy, SmallestTileCoveringMIsPreferred) {
+    const Manifest m = sm90_manifest();
+    // Decode: aiter's rule alone picks the 128-row tile (measured 2x slower, PERF.md entry 5).
+    EXPECT_EQ(m.kernels[size_t(select_kernel(m, HeuristicQuery{16, 16384, 16384, 132, 0, 0}).index)].knl_name,
+              "ws128x128");
+    EXPECT_EQ(pick(m, 1, 16384, 16384), "swap16");
+    EXPECT_EQ(pick(m, 16, 8192, 8192), "swap16");
+    EXPECT_EQ(pick(m, 17, 4096, 4096), "swap32");
+    // Where the tallest tile covers M or nothing does, aiter's rule decides among all.
+    EXPECT_EQ(pick(m, 128, 16384, 16384), "ws128x128");
+    EXPECT_EQ(pick(m, 8192, 8192, 8192), "ws128x128");
+    Selection s;
+    pick(m, 1, 4096, 4096, true, &s);
+    ASSERT_EQ(s.heuristic.steps.size(), m.kernels.size());
+    int skipped = 0;
+    for (const HeuristicStep& st : s.heuristic.steps) {
+        ASSERT_GE(st.index, 0);
+        ASSERT_LT(st.index, int(m.kernels.size()));
+        if (st.reason.find("smallest tile covering M") != std::string::npos) {
+            ++skipped;
+            EXPECT_GT(m.kernels[size_t(st.index)].tile_m, 16);
+        }
+    }
+    EXPECT_EQ(skipped, 6);
+}
+
+TEST(Sm90Policy, AiterManifestsKeepTheExactPort) {
+    const std::string csv = F4GEMM_AITER_CSV;
+    const Manifest m = load_manifest(csv.substr(0, csv.rfind('/')));
+    for (int mm : {1, 17, 128, 300, 8192}) {
+        const HeuristicQuery q{mm, 4096, 2048, 256, 0, 1};
+        EXPECT_EQ(select(m, "", q, false).index, select_kernel(m, q).index) << mm;
+    }
+}
