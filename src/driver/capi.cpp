@@ -31,6 +31,10 @@ int guarded(F&& f) {
     }
 }
 
+void require_handle(const f4gemm_handle* h) {
+    if (!h) throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "null f4gemm handle: call f4gemm_open first");
+}
+
 }  // namespace
 
 extern "C" {
@@ -91,6 +95,9 @@ int f4gemm_num_sms(const f4gemm_handle* h) {
 
 int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split) {
     return guarded([&] {
+        require_handle(h);
+        if (!kernel || !log2_k_split)
+            throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "f4gemm_select: null output pointer");
         f4gemm::check_shape(m, n, k);
         const f4gemm::Manifest& man = h->launcher->manifest();
         f4gemm::HeuristicQuery q{m, n, k, h->dev->props().num_cu, splitk, f4gemm::default_bpreshuffle(man)};
@@ -104,6 +111,7 @@ int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, in
                 uint64_t a, uint64_t a_scale, uint64_t b, uint64_t b_scale, uint64_t c, uint64_t d,
                 uint64_t stream) {
     return guarded([&] {
+        require_handle(h);
         f4gemm::check_shape(m, n, k);
         if (kernel < 0 && f4gemm_select(h, m, n, k, 0, &kernel, &log2_k_split) != 0)
             throw f4gemm::Error(f4gemm::Errc::NotFound, g_last_error);
