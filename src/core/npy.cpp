@@ -3,6 +3,7 @@
 // rename). Format per numpy/lib/format.py; every error names the file.
 #include "f4gemm/npy.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -170,6 +171,11 @@ NpyArray npy_read(const std::string& path) {
                                                                    std::strerror(err) +
                                                                    "): check the path and its permissions");
     }
+    // The file's size bounds every length it declares: nothing is allocated from an unchecked
+    // header field (a fuzzed v2 header asked for 3.6 GB).
+    f.seekg(0, std::ios::end);
+    const size_t file_size = size_t(std::max<std::streamoff>(0, f.tellg()));
+    f.seekg(0, std::ios::beg);
     char prefix[12];
     if (!f.read(prefix, 8) || std::memcmp(prefix, kMagic, kMagicLen) != 0)
         bad(path, "bad magic (not a .npy file): write it with numpy.save");
@@ -183,6 +189,9 @@ NpyArray npy_read(const std::string& path) {
     size_t header_len = 0;
     for (size_t i = 0; i < len_bytes; ++i)
         header_len |= size_t(static_cast<unsigned char>(prefix[8 + i])) << (8 * i);
+    if (header_len > file_size - std::min(file_size, 8 + len_bytes))
+        bad(path, "truncated header (want " + std::to_string(header_len) + " bytes, the file has " +
+                      std::to_string(file_size) + " in all)");
     std::string header(header_len, '\0');
     if (!f.read(&header[0], std::streamsize(header_len)))
         bad(path, "truncated header (want " + std::to_string(header_len) + " bytes)");
@@ -210,6 +219,12 @@ NpyArray npy_read(const std::string& path) {
         count *= d;
     }
     const size_t nbytes = count * itemsize(a.dtype);
+    const size_t data_at = 8 + len_bytes + header_len;
+    const size_t have = file_size - std::min(file_size, data_at);
+    if (nbytes > have)
+        bad(path, "truncated data (shape " + shape_repr(a.shape) + " " + name_of(a.dtype) + " needs " +
+                      std::to_string(nbytes) + " bytes, the file has " + std::to_string(have) +
+                      "): the file is incomplete, write it again");
     a.bytes.resize(nbytes);
     f.read(reinterpret_cast<char*>(a.bytes.data()), std::streamsize(nbytes));
     const size_t got = size_t(f.gcount());

@@ -298,3 +298,39 @@ for name, want in (('ours_f', np.array([[0.5, -1.0, 6.0], [-0.0, 1e-40, 3.25]], 
     expect_error([&] { npy_read(path("np_i4.npy")); }, Errc::BadInput, path("np_i4.npy"), "'<i4'");
     expect_error([&] { npy_read(path("np_be.npy")); }, Errc::BadInput, path("np_be.npy"), "'>f4'");
 }
+
+// Found by fuzz/core: a header length or a shape larger than the file must be refused before
+// anything of that size is allocated.
+TEST(NpyHostile, DeclaredSizesLargerThanTheFileAreRefusedWithoutAllocating) {
+    const std::string dir = ::testing::TempDir();
+    {
+        // v2.0 header claiming a 3.6 GB header.
+        std::ofstream f(dir + "/hostile_header.npy", std::ios::binary);
+        const unsigned char head[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0x77, 0x77, 0x77, 0xd8};
+        f.write(reinterpret_cast<const char*>(head), 12);
+        f << "{'descr'";
+    }
+    try {
+        f4gemm::npy_read(dir + "/hostile_header.npy");
+        FAIL();
+    } catch (const f4gemm::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("truncated header"), std::string::npos) << e.what();
+    }
+    {
+        // A valid header whose shape claims ~10^12 float32 values in a tiny file.
+        std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }";
+        while ((10 + header.size() + 1) % 64) header += ' ';
+        header += '\n';
+        std::ofstream f(dir + "/hostile_shape.npy", std::ios::binary);
+        const unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(header.size() & 0xff),
+                                        (unsigned char)(header.size() >> 8)};
+        f.write(reinterpret_cast<const char*>(head), 10);
+        f << header << "abcd";
+    }
+    try {
+        f4gemm::npy_read(dir + "/hostile_shape.npy");
+        FAIL();
+    } catch (const f4gemm::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("truncated data"), std::string::npos) << e.what();
+    }
+}
