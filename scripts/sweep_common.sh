@@ -12,6 +12,9 @@ if [ ! -x "$F4GEMM" ]; then
     exit 1
 fi
 pass=0; fail=0
+# The original run_tests.sh's heuristic shapes ("M N K"), shared by both sweeps.
+HEURISTIC_SHAPES=("128 1024 1024" "256 2048 2048" "300 2048 1024" "1 4096 2048" "17 512 256" "512 1024 2048"
+                  "2048 8192 1024" "4096 4096 512")
 check() {  # check "<description>" f4gemm-args...
     local desc=$1; shift
     local out rc

@@ -10,8 +10,7 @@ BACKEND=cuda
 source scripts/sweep_common.sh "$@"
 
 echo "== heuristic kernel selection over a shape sweep =="
-for s in "128 1024 1024" "256 2048 2048" "300 2048 1024" "1 4096 2048" "17 512 256" "512 1024 2048" \
-         "2048 8192 1024" "4096 4096 512"; do
+for s in "${HEURISTIC_SHAPES[@]}"; do
     set -- $s
     check "M=$1 N=$2 K=$3" -m "$1" -n "$2" -k "$3"
 done
