@@ -29,7 +29,10 @@ struct LaunchPlan {
     size_t a_bytes = 0, b_bytes = 0, sa_bytes = 0, sb_bytes = 0;
     size_t d_bytes = 0;          // round_up(M,32) x N bf16
     size_t c_bytes = 0;          // M x N bf16 (0 when no C)
-    size_t workspace_bytes = 0;  // sm90v1 split-K: see docs/ABI.md
+    size_t workspace_bytes = 0;  // sm90v1 split-K partials or the sm90pp1 pre-pass image: docs/ABI_SM90.md
+    bool zero_workspace = false;  // sm90v1 split-K: the host zeroes it before every launch
+    Dim3 pre_grid{0, 1, 1};       // sm90pp1: the pre-pass launch, (ceil((Mr + Nr) / 8), 1, 1); x = 0: none
+    Dim3 pre_block{0, 1, 1};      // sm90pp1: (256, 1, 1)
     size_t scale_stride = 0;     // stride_ScaleA0 == stride_ScaleB0 in bytes
     size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1)
 };
@@ -41,6 +44,12 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 // sm90v1 split-K workspace: fp32 partials [gdz][gdy*tile_M][gdx*tile_N] + one uint32 counter per
 // output tile, 0 when gdz == 1 (docs/ABI_SM90.md is the kernels' side of this contract).
 size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz);
+
+// sm90pp1 pre-pass workspace: e5m2 images of A (Mr x K) and B (Nr x K) bytes, then one uint32 per row
+// of each (Mr = M rounded up to tile_M, Nr = N to tile_N).
+size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k);
+constexpr unsigned kSm90ppPrepassThreads = 256;  // one warp per row
+constexpr const char* kSm90ppPrepassSuffix = "_prepass";
 
 struct DevicePointers {
     uint64_t d = 0, c = 0, a = 0, b = 0, scale_a = 0, scale_b = 0, workspace = 0;

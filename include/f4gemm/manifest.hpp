@@ -15,7 +15,9 @@ constexpr const char* kManifestFile = "f4gemm_bf16_per1x32Fp4.csv";
 
 enum class KernelAbi {
     Aiter,   // the 0x174-byte prefix only (aiter gfx950 code objects)
-    Sm90v1,  // F4gemmSm90Args (prefix + workspace extension)
+    Sm90v1,   // F4gemmSm90Args (prefix + workspace extension)
+    Sm90pp1,  // F4gemmSm90Args, two launches: <knl_name>_prepass, then <knl_name>; the workspace holds
+              // the pre-pass's e5m2 image of A and B (docs/ABI_SM90.md)
 };
 
 struct KernelConfig {
@@ -29,7 +31,7 @@ struct KernelConfig {
     std::string arch = "gfx950";                            // "arch": gfx950 | sm_90a | ...
     int threads = 256;                                      // "threads"
     int smem_bytes = 0;                                     // "smem_bytes": dynamic shared memory
-    KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1
+    KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1 | sm90pp1
     BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
     std::map<std::string, std::string> extra;               // any other column, verbatim

@@ -81,8 +81,26 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.d_bytes = round_up(M, kOutputRowPad) * N * 2;             // (round_up(M,32), N) bf16
     p.c_bytes = has_c ? M * N * 2 : 0;                          // (M, N) bf16
     p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
-    p.args_bytes = kc.abi == KernelAbi::Sm90v1 ? F4GEMM_SM90_ARGS_BYTES : F4GEMM_KERNARG_PREFIX_BYTES;
+    p.zero_workspace = p.workspace_bytes > 0;
+    if (kc.abi == KernelAbi::Sm90pp1) {
+        if (kc.split_k)
+            throw Error(Errc::InvalidArgument, "kernel " + kc.co_name +
+                                                   " (got splitK=1 with abi sm90pp1): pre-pass kernels do "
+                                                   "not split K; set splitK to 0 in the manifest");
+        p.workspace_bytes = sm90pp_workspace_bytes(kc, m, n, k);
+        const size_t rows = size_t(p.grid.y) * kc.tile_m + size_t(p.grid.x) * kc.tile_n;
+        p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kSm90ppPrepassThreads / 32)));
+        p.pre_block.x = kSm90ppPrepassThreads;
+    }
+    p.args_bytes = kc.abi == KernelAbi::Aiter ? F4GEMM_KERNARG_PREFIX_BYTES : F4GEMM_SM90_ARGS_BYTES;
     return p;
+}
+
+size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {
+    if (m <= 0 || n <= 0 || k <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0) return 0;
+    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
+    const size_t nr = round_up(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n));
+    return (mr + nr) * static_cast<size_t>(k) + 4 * (mr + nr);
 }
 
 size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz) {
@@ -126,7 +144,7 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
     F4gemmSm90Args s;
     std::memset(&s, 0, sizeof s);
     s.base = make_kernel_args(p, ptr, m, n, k, alpha, beta);
-    s.ptr_workspace = p.gdz > 1 ? ptr.workspace : 0;
+    s.ptr_workspace = p.workspace_bytes ? ptr.workspace : 0;
     s.workspace_bytes = p.workspace_bytes;
     s.num_splits = static_cast<uint32_t>(p.gdz);
     s.k_per_split = static_cast<uint32_t>(p.k_per_split);
@@ -137,7 +155,7 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
 std::vector<uint8_t> make_arg_blob(const KernelConfig& kc, const LaunchPlan& p, const DevicePointers& ptr,
                                    int m, int n, int k, float alpha, float beta) {
     std::vector<uint8_t> blob;
-    if (kc.abi == KernelAbi::Sm90v1) {
+    if (kc.abi != KernelAbi::Aiter) {
         const F4gemmSm90Args s = make_sm90_args(p, ptr, m, n, k, alpha, beta);
         blob.resize(sizeof s);
         std::memcpy(blob.data(), &s, sizeof s);

@@ -182,7 +182,7 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     std::vector<int> keep;  // manifest indices that stay candidates
     std::vector<HeuristicStep> dropped;
     const bool ours = !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
-        return kc.abi == KernelAbi::Sm90v1;
+        return kc.abi != KernelAbi::Aiter;
     });
     int cover = 0;  // smallest tile_M >= M, 0 if none
     if (ours)
@@ -265,7 +265,10 @@ std::vector<float> reference_for(const Problem& p) {
 // ---- GPU ---------------------------------------------------------------------------------------
 
 Launcher::Launcher(Device& dev, Manifest manifest)
-    : dev_(dev), manifest_(std::move(manifest)), functions_(manifest_.kernels.size(), nullptr) {}
+    : dev_(dev),
+      manifest_(std::move(manifest)),
+      functions_(manifest_.kernels.size(), nullptr),
+      prepass_(manifest_.kernels.size(), nullptr) {}
 
 Launcher::~Launcher() {
     if (workspace_) dev_.free(workspace_);
@@ -283,6 +286,7 @@ void Launcher::prepare(int index) {
     void* module = dev_.load_module(path);
     void* fn = dev_.get_function(module, kc.knl_name);
     dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
+    if (kc.abi == KernelAbi::Sm90pp1) prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kSm90ppPrepassSuffix);
     functions_[size_t(index)] = fn;
 }
 
@@ -297,8 +301,10 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     }
     ptr.workspace = plan.workspace_bytes ? workspace_ : 0;
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
-    if (plan.workspace_bytes) dev_.memset(workspace_, 0, plan.workspace_bytes);
+    if (plan.zero_workspace) dev_.memset(workspace_, 0, plan.workspace_bytes);
     const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
+    if (plan.pre_grid.x)
+        dev_.launch(prepass_[size_t(index)], plan.pre_grid, plan.pre_block, 0, args.data(), args.size());
     dev_.launch(functions_[size_t(index)], plan.grid, plan.block, plan.smem_bytes, args.data(), args.size());
 }
 

@@ -118,6 +118,29 @@ TEST(Sm90, EdgeShapesWithHeuristicPick) {
     }
 }
 
+// The pre-pass kernels (abi sm90pp1) on shapes whose M and N are not multiples of the tile (the
+// pre-pass converts the padded rows too), a long K (the per-row reference spans the whole K), and the
+// smallest legal shape; each against the float64 reference under the bf16-rounding bound.
+TEST(Sm90, PrepassKernelsOnRaggedShapesAndLongK) {
+    REQUIRE_GPU();
+    struct Shape {
+        int m, n, k;
+    };
+    int tested = 0;
+    for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
+        if (gpu()->manifest.kernels[i].abi != KernelAbi::Sm90pp1) continue;
+        for (const Shape s : {Shape{300, 2064, 1024}, Shape{129, 272, 16384}, Shape{1, 16, 256}}) {
+            const Problem p = make_problem(s.m, s.n, s.k, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
+            const VerifyResult v = run_case(int(i), 0, p);
+            EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x"
+                                    << s.k << " " << describe(v);
+            EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
+            ++tested;
+        }
+    }
+    EXPECT_GT(tested, 0) << "no sm90pp1 kernel in the manifest";
+}
+
 TEST(Sm90, AlphaBetaAndC) {
     REQUIRE_GPU();
     const Problem p = make_problem(200, 1040, 512, 2.f, 0.5f, DataKind::Seed, kSeedA, kSeedB, true);

@@ -1,0 +1,328 @@
+// sm_90a MXFP4 x MXFP4 -> bf16 GEMM for large shapes, in two launches (abi sm90pp1):
+//
+//   <name>_prepass  every row of A and B once: e2m1 -> e5m2 with the E8M0 block scale folded into the
+//                   exponent (relative to the row's reference exponent), written to the workspace in
+//                   exactly the shared-memory image the GEMM's wgmma reads (tile-major, 128-byte rows,
+//                   128B swizzle), plus one word per row: reference exponent, NaN and wide flags.
+//   <name>          warp-specialised FP8 wgmma GEMM: one thread issues two 1D bulk copies (TMA engine,
+//                   no tensor map) per 128-K stage into a shared-memory ring; both wgmma operands come
+//                   from shared memory; one fresh accumulator per 32-element scale block, promoted into
+//                   fp32 registers (the exactness argument of sm90_mxfp4_gemm_ws.cu, unchanged).
+//
+// Why: the ws kernels convert every operand element once per tile that uses it (N/128 times for A,
+// M/128 times for B); at 8192^3 that conversion kept the ALU the busiest pipe (docs/PERF.md entry 9).
+// The pre-pass converts each element once, and the pre-tiled image turns the loads into one large
+// bulk copy per operand and stage. Design, precision and measurements: docs/KERNELS_SM90.md,
+// docs/PERF.md; workspace layout and launch geometry: docs/ABI_SM90.md.
+#include "sm90_common.cuh"
+#include "sm90_ptx.cuh"
+#include "sm90_wgmma_e5m2.cuh"
+
+// ---------------------------------------------------------------------------------------------
+// Config (one cubin per config, from -D macros; defaults let the file compile on its own)
+//   BLOCK_M  tile rows of A = 64 per consumer warpgroup
+//   BLOCK_N  tile rows of B = wgmma N
+//   STAGES   depth of the ring (128 K per stage)
+//   GROUP_M  tile raster: GROUP_M row bands of tiles are swept together, so the operands of the CTAs
+//            resident at once stay in L2
+// ---------------------------------------------------------------------------------------------
+#ifndef F4GEMM_KNL_NAME
+#define F4GEMM_KNL_NAME f4gemm_sm90a_pp_128x128
+#endif
+#ifndef F4GEMM_BLOCK_M
+#define F4GEMM_BLOCK_M 128
+#endif
+#ifndef F4GEMM_BLOCK_N
+#define F4GEMM_BLOCK_N 128
+#endif
+#ifndef F4GEMM_STAGES
+#define F4GEMM_STAGES 6
+#endif
+#ifndef F4GEMM_GROUP_M
+#define F4GEMM_GROUP_M 8
+#endif
+
+#define F4GEMM_CAT2(a, b) a##b
+#define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
+#define F4GEMM_PREPASS_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)
+
+namespace {
+using namespace f4gemm::sm90;
+
+constexpr int BLOCK_M = F4GEMM_BLOCK_M;
+constexpr int BLOCK_N = F4GEMM_BLOCK_N;
+constexpr int kStages = F4GEMM_STAGES;
+constexpr int kGroupM = F4GEMM_GROUP_M;
+constexpr int kKStage = 128;                      // K per stage = one 128-byte swizzle atom of e5m2
+constexpr int kSteps = kKStage / 32;              // k32 wgmmas (= scale blocks) per stage
+constexpr int kConsumers = BLOCK_M / 64;          // consumer warpgroups 1..kConsumers, 64 A rows each
+constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: producer (one thread issues the copies)
+constexpr int kConsumerThreads = 128 * kConsumers;
+constexpr int kAccRegs = BLOCK_N / 2;
+
+// Registers: the launch gives every thread 65536 / kThreads (rounded down to 8); WG0 gives most of its
+// share back (setmaxnreg.dec) and the consumers take it (setmaxnreg.inc). Measured: a one-warp producer
+// (288 threads, 224 registers each) is refused at launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): the
+// register file is handed out per warpgroup, so 288 threads cost as much as 384.
+constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
+constexpr int kRegWG0 = 40;
+constexpr int kRegPool = (1 + kConsumers) * kLaunchRegs - kRegWG0;
+constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
+// Two fresh accumulators (wgmma j+1 in flight while j is promoted) where the budget allows.
+constexpr bool kDoubleFrag = 3 * kAccRegs + 24 <= kRegConsumer;
+static_assert(kRegWG0 + kConsumers * kRegConsumer <= (1 + kConsumers) * kLaunchRegs,
+              "setmaxnreg budget exceeds the registers allocated at launch: inc would never return");
+
+static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 A rows per consumer warpgroup");
+static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "wgmma N with an SS wrapper");
+static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
+static_assert(kStages >= 2, "a ring");
+
+// Shared memory (offsets from a 1024-byte aligned base): per stage A (BLOCK_M, 128 B) then B
+// (BLOCK_N, 128 B), both SW128 K-major, exactly as the pre-pass wrote them; then the mbarriers and the
+// per-row words of the tile.
+constexpr int kABytes = BLOCK_M * kKStage;
+constexpr int kBBytes = BLOCK_N * kKStage;
+constexpr int kStageBytes = kABytes + kBBytes;
+constexpr int kOffBar = kStages * kStageBytes;  // full[kStages], empty[kStages]
+constexpr int kOffRows = kOffBar + 2 * kStages * 8;
+constexpr int kSmemBytes = kOffRows + 4 * (BLOCK_M + BLOCK_N) + 1024;
+static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
+static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
+static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
+#ifdef F4GEMM_SMEM_BYTES
+static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem formula disagrees with the kernel");
+#endif
+#ifdef F4GEMM_THREADS
+static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt thread count disagrees with the kernel");
+#endif
+
+// Per-row word written by the pre-pass: bits 0..15 reference exponent + 64, bit 16 NaN, bit 17 wide.
+constexpr uint32_t kRowNan = 1u << 16;
+constexpr uint32_t kRowWide = 1u << 17;
+__device__ __forceinline__ int row_ref(uint32_t w) {
+    return (int)(w & 0xFFFFu) - 64;
+}
+
+// Workspace view (docs/ABI_SM90.md, "sm90pp1"): Mr = tiles_m * BLOCK_M, Nr = tiles_n * BLOCK_N;
+//   A8   (Mr/BLOCK_M, K/128, BLOCK_M, 128) e5m2 at byte 0
+//   B8   (Nr/BLOCK_N, K/128, BLOCK_N, 128) e5m2 at byte Mr*K
+//   rows uint32 [Mr] (A) then [Nr] (B)        at byte (Mr+Nr)*K
+// Inside a (rows, 128) slab the 16-byte chunk c of row r is stored at chunk c ^ (r % 8): the 128B swizzle.
+struct Workspace {
+    uint8_t* a8;
+    uint8_t* b8;
+    uint32_t* rows_a;
+    uint32_t* rows_b;
+};
+__device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, const SplitGeometry& g,
+                                                    int K) {
+    uint8_t* ws = reinterpret_cast<uint8_t*>(args.ptr_workspace);
+    Workspace w;
+    w.a8 = ws;
+    w.b8 = ws + (size_t)g.Mr * K;
+    w.rows_a = reinterpret_cast<uint32_t*>(ws + (size_t)(g.Mr + g.Nr) * K);
+    w.rows_b = w.rows_a + g.Mr;
+    return w;
+}
+
+using WgmmaSS = WgmmaE5m2SS<BLOCK_N>;
+static_assert(WgmmaSS::kRegs == kAccRegs, "accumulator fragment size");
+
+constexpr int kPrepassThreads = 256;  // one warp per row
+}  // namespace
+
+// =============================================================================================
+// Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory. Warp w converts
+// row w (A rows first, then B rows). Padded rows (M <= m < Mr) are real allocated rows (zero data,
+// scale 0x7F) and are converted like the others.
+// =============================================================================================
+extern "C" __global__ void __launch_bounds__(kPrepassThreads)
+    F4GEMM_PREPASS_NAME(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    const Problem p = load_problem(args);
+    const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
+    const int row_all = blockIdx.x * (kPrepassThreads / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row_all >= g.Mr + g.Nr) return;
+    const bool is_b = row_all >= g.Mr;
+    const int row = is_b ? row_all - g.Mr : row_all;
+    const int tile_rows = is_b ? BLOCK_N : BLOCK_M;
+    const uint8_t* src = is_b ? p.B + (size_t)row * p.ldb : p.A + (size_t)row * p.lda;
+    const uint8_t* sc = is_b ? p.sB + (size_t)row * p.ldsb : p.sA + (size_t)row * p.ldsa;
+    const Workspace w = workspace_view(args, g, p.K);
+
+    const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
+    if (lane == 0)
+        (is_b ? w.rows_b : w.rows_a)[row] =
+            (uint32_t)(rr.ref + 64) | (rr.nan ? kRowNan : 0u) | (rr.wide ? kRowWide : 0u);
+
+    // 16 elements (8 bytes of fp4, one scale block half) per lane and iteration -> one 16-byte chunk.
+    const int t = row / tile_rows, r = row % tile_rows;
+    uint8_t* tile = (is_b ? w.b8 : w.a8) + (size_t)t * tile_rows * p.K;
+    const int units = p.K / 16;
+    for (int u = lane; u < units; u += 32) {
+        const uint2 x = __ldg(reinterpret_cast<const uint2*>(src) + u);
+        const uint32_t e = __ldg(sc + u / 2);
+        uint4 o = make_uint4(0u, 0u, 0u, 0u);  // NaN blocks: zeros (the epilogue writes NaN for the row)
+        if (e != 0xFFu) {
+            uint32_t lut_lo, lut_hi;
+            make_lut((int)e - rr.ref, lut_lo, lut_hi);
+            cvt8(x.x, lut_lo, lut_hi, o.x, o.y);  // elements 0..3, 4..7: natural k order
+            cvt8(x.y, lut_lo, lut_hi, o.z, o.w);
+        }
+        const int kc = u / 8, c = u % 8;
+        *reinterpret_cast<uint4*>(tile + ((size_t)kc * tile_rows + r) * 128 + ((c ^ (r & 7)) << 4)) = o;
+    }
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}
+
+// =============================================================================================
+// GEMM: grid (tiles_n, tiles_m), kThreads threads, kSmemBytes of dynamic shared memory. Needs the
+// pre-pass of the same arguments to have completed (stream order).
+// =============================================================================================
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    extern __shared__ uint8_t smem_dyn[];
+    uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
+    uint64_t* bar_full = reinterpret_cast<uint64_t*>(smem + kOffBar);
+    uint64_t* bar_empty = bar_full + kStages;
+    uint32_t* s_rows = reinterpret_cast<uint32_t*>(smem + kOffRows);  // [BLOCK_M] A rows, [BLOCK_N] B rows
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const Problem p = load_problem(args);
+    const SplitGeometry geo = split_geometry(p, BLOCK_M, BLOCK_N);
+    const Workspace w = workspace_view(args, geo, p.K);
+
+    // Grouped raster: kGroupM row bands are swept together, column by column.
+    const int id = blockIdx.x + blockIdx.y * gridDim.x;
+    const int per_group = kGroupM * geo.tiles_n;
+    const int first_m = (id / per_group) * kGroupM;
+    const int group_m = min(geo.tiles_m - first_m, kGroupM);
+    const int tm = first_m + (id % per_group) % group_m;
+    const int tn = (id % per_group) / group_m;
+    const int m0 = tm * BLOCK_M, n0 = tn * BLOCK_N;
+    const int nks = p.K / kKStage;
+
+    if (tid == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbar_init(&bar_full[s], 1);
+            mbar_init(&bar_empty[s], kConsumerThreads);
+        }
+        fence_barrier_init();
+    }
+    int wide = 0;
+    for (int i = tid; i < BLOCK_M + BLOCK_N; i += kThreads) {
+        const uint32_t v = i < BLOCK_M ? w.rows_a[m0 + i] : w.rows_b[n0 + i - BLOCK_M];
+        s_rows[i] = v;
+        wide |= (v & kRowWide) != 0;
+    }
+    // Exact path for tiles with a row whose scales do not fold into e5m2 (> 26 binades).
+    if (__syncthreads_or(wide)) {
+        exact_tile<kThreads>(p, geo, m0, n0, BLOCK_M, BLOCK_N, 0, p.K / 32, smem, tid);
+        return;
+    }
+
+    if (warp < 4) {
+        // Producer: one thread, two bulk copies per stage (the pre-pass image is contiguous per stage).
+        setmaxnreg_dec<kRegWG0>();
+        if (tid == 0) {
+            const uint8_t* a_src = w.a8 + (size_t)tm * BLOCK_M * p.K;
+            const uint8_t* b_src = w.b8 + (size_t)tn * BLOCK_N * p.K;
+            for (int s = 0; s < nks; ++s) {
+                const int slot = s % kStages;
+                if (s >= kStages) mbar_wait(&bar_empty[slot], ((s / kStages) - 1) & 1);
+                uint8_t* dst = smem + slot * kStageBytes;
+                mbar_arrive_expect_tx(&bar_full[slot], kStageBytes);
+                bulk_copy_g2s(dst, a_src + (size_t)s * kABytes, kABytes, &bar_full[slot]);
+                bulk_copy_g2s(dst + kABytes, b_src + (size_t)s * kBBytes, kBBytes, &bar_full[slot]);
+            }
+        }
+        return;
+    }
+
+    // Consumers: warpgroup c multiplies A rows [64c, 64c+64) of the tile by all BLOCK_N B rows.
+    setmaxnreg_inc<kRegConsumer>();
+    const int c = warp / 4 - 1;
+    float acc[kAccRegs];
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
+    float frag[kDoubleFrag ? 2 : 1][kAccRegs];
+
+    auto issue = [&](int s, int j, float(&f)[kAccRegs]) {
+        const int slot = s % kStages;
+        if (j == 0) mbar_wait(&bar_full[slot], (s / kStages) & 1);
+        const uint32_t base = smem_u32(smem + slot * kStageBytes);
+        const uint64_t da = make_desc_sw128(base + c * (64 * 128) + j * 32);
+        const uint64_t db = make_desc_sw128(base + kABytes + j * 32);
+        wgmma_fence();
+        WgmmaSS::mma(f, da, db);
+        wgmma_commit();
+    };
+    auto promote = [&](float(&f)[kAccRegs]) {
+#pragma unroll
+        for (int i = 0; i < kAccRegs; ++i) {
+            fence_reg(f[i]);
+            acc[i] += f[i];
+        }
+    };
+
+    if constexpr (kDoubleFrag) {
+        // Per stage, straight-line: wgmma j+1 is issued before the FADDs of step j, and the stage drains
+        // before the next one (the other consumer warpgroup covers the bubble). With a wgmma in flight
+        // across the loop's back edge, or issued under a run-time condition, ptxas serialised every
+        // wgmma here (C7514 / C7518), as it did in the ws kernels' rotating schedule.
+        for (int s = 0; s < nks; ++s) {
+            issue(s, 0, frag[0]);
+#pragma unroll
+            for (int j = 0; j < kSteps; ++j) {
+                if (j + 1 < kSteps) {
+                    issue(s, j + 1, frag[(j + 1) % 2]);
+                    wgmma_wait<1>();
+                } else {
+                    wgmma_wait<0>();
+                }
+                promote(frag[j % 2]);
+            }
+            mbar_arrive(&bar_empty[s % kStages]);  // every wgmma reading this slot has completed
+        }
+    } else {
+        for (int s = 0; s < nks; ++s) {
+#pragma unroll
+            for (int j = 0; j < kSteps; ++j) {
+                issue(s, j, frag[0]);
+                wgmma_wait<0>();
+                promote(frag[0]);
+            }
+            mbar_arrive(&bar_empty[s % kStages]);
+        }
+    }
+
+    // Epilogue: v = acc * 2^(refA-127) * 2^(refB-127), NaN for rows/columns with a NaN scale, then
+    // D = bf16(alpha*v + beta*C) under the (M, N) mask.
+    const int rr0 = c * 64 + (warp % 4) * 16 + lane / 4, t = lane % 4;
+    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
+    const float qnan = __int_as_float(0x7FC00000);
+#pragma unroll
+    for (int i = 0; i < kAccRegs / 4; ++i) {
+        const int col = 8 * i + 2 * t;
+        const uint32_t wb0 = s_rows[BLOCK_M + col], wb1 = s_rows[BLOCK_M + col + 1];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int rr = rr0 + 8 * h;
+            const uint32_t wa = s_rows[rr];
+            const int eA = row_ref(wa) - 127;
+            float v0 = ldexpf(acc[4 * i + 2 * h], eA + row_ref(wb0) - 127);
+            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eA + row_ref(wb1) - 127);
+            if ((wa | wb0) & kRowNan) v0 = qnan;
+            if ((wa | wb1) & kRowNan) v1 = qnan;
+            store_pair(p, geo, m0 + rr, n0 + col, v0, v1, pair_ok);
+        }
+    }
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}

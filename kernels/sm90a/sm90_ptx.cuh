@@ -1,0 +1,188 @@
+// PTX wrappers and MXFP4 -> e5m2 helpers shared by the wgmma kernels (sm90_mxfp4_gemm_ws.cu,
+// sm90_mxfp4_gemm_pp.cu): mbarriers, copies, wgmma fences, setmaxnreg, the folded-scale e2m1 -> e5m2
+// conversion, the per-row scale scan and the SW128 K-major matrix descriptor.
+#pragma once
+
+#include <stdint.h>
+
+namespace f4gemm {
+namespace sm90 {
+
+// ---------------------------------------------------------------------------------------------
+// PTX wrappers
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred P1;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+        "@!P1 bra WAIT_%=;\n"
+        "}\n" ::"r"(smem_u32(bar)),
+        "r"(parity)
+        : "memory");
+}
+// Arrives once on the mbarrier and adds `bytes` to the transaction count the phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+// 1D bulk copy global -> shared (TMA engine, no tensor map): `bytes` a multiple of 16, both addresses
+// 16-byte aligned; completion is counted on the mbarrier's transaction count.
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_u32(dst)),
+        "l"(src), "r"(bytes), "r"(smem_u32(bar))
+        : "memory");
+}
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
+// Arrives on the mbarrier once all prior cp.async of this thread have completed (counts as an arrival).
+__device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void fence_barrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void named_barrier(int id, int count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void fence_reg(float& r) {
+    asm volatile("" : "+f"(r)::"memory");
+}
+__device__ __forceinline__ void fence_reg(uint32_t& r) {
+    asm volatile("" : "+r"(r)::"memory");
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
+    uint32_t d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// e2m1 x 8 -> e5m2 x 8 with the block scale folded in.
+// The LUT holds the 8 magnitudes e2m1 * 2^d as e5m2 bytes: at d = 0 {0, .5, 1, 1.5, 2, 3, 4, 6} =
+// {00 38 3C 3E | 40 42 44 46}; adding d to the exponent adds 4d to every non-zero byte, exact and
+// carry-free for d in [-13, 13] (exponent field 1..30). One LUT = two IMADs per (row, scale block).
+// x holds elements e0..e7 (e0 in the low nibble). Output: lo = e0..e3, hi = e4..e7 as bytes. The
+// wgmma k position of element e of a k32 block is perm(e) = 4*(e/8) + (e%8 < 4 ? e%8 : 12 + e%8):
+// lo of fp4 word t feeds k 4t..4t+3, hi feeds k 16+4t..16+4t+3 (same order on both operands, and the
+// order of a dot product inside one scale block is free).
+// ---------------------------------------------------------------------------------------------
+constexpr uint32_t kLutLo0 = 0x3E3C3800u;
+constexpr uint32_t kLutHi0 = 0x46444240u;
+constexpr int kWindow = 13;  // |d| <= 13 around the per-row reference; 27 binades per row
+
+__device__ __forceinline__ void make_lut(int d, uint32_t& lut_lo, uint32_t& lut_hi) {
+    lut_lo = (uint32_t)d * 0x04040400u + kLutLo0;
+    lut_hi = (uint32_t)d * 0x04040404u + kLutHi0;
+}
+
+__device__ __forceinline__ void cvt8(uint32_t x, uint32_t lut_lo, uint32_t lut_hi, uint32_t& lo,
+                                     uint32_t& hi) {
+    const uint32_t mag = x & 0x77777777u;
+    const uint32_t ml = prmt(lut_lo, lut_hi, mag);
+    const uint32_t mh = prmt(lut_lo, lut_hi, mag >> 16);
+    const uint32_t y = x << 4;
+    const uint32_t sl = prmt(y, x, 0xD9C8u);  // sign-replicate mode: 0xFF where the nibble is negative
+    const uint32_t sh = prmt(y, x, 0xFBEAu);
+    lo = ml | (sl & 0x80808080u);
+    hi = mh | (sh & 0x80808080u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-row scale scan: max and min exponent (NaN bytes excluded) and NaN presence over the split's K
+// range, read as u64 words by `nparts` cooperating lanes (consecutive lanes, nparts a power of two).
+// ---------------------------------------------------------------------------------------------
+struct RowRef {
+    int ref;    // reference exponent: d = e - ref lies in [-13, 13] when the row is foldable
+    bool nan;   // some block scale of the row is 0xFF
+    bool wide;  // exponents span more than 2*kWindow binades: not foldable, take the exact path
+};
+
+__device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords, int part, int nparts,
+                                           bool valid) {
+    uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
+    if (valid) {
+        for (int w = part; w < nwords; w += nparts) {
+            const uint2 v = __ldg(reinterpret_cast<const uint2*>(row_scales) + w);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint32_t x = h ? v.y : v.x;
+                const uint32_t ff = __vcmpeq4(x, 0xFFFFFFFFu);
+                nan |= ff;
+                mx = __vmaxu4(mx, x & ~ff);
+                mn = __vminu4(mn, x | ff);
+            }
+        }
+    }
+    for (int o = 1; o < nparts; o <<= 1) {
+        mx = __vmaxu4(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
+        mn = __vminu4(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, o));
+        nan |= __shfl_xor_sync(0xFFFFFFFFu, nan, o);
+    }
+    mx = __vmaxu4(mx, mx >> 16);
+    mx = __vmaxu4(mx, mx >> 8);
+    mn = __vminu4(mn, mn >> 16);
+    mn = __vminu4(mn, mn >> 8);
+    const int emax = (int)(mx & 0xFF), emin = (int)(mn & 0xFF);
+    RowRef r;
+    r.nan = valid && nan != 0u;
+    const bool any = valid && emin != 0xFF;  // at least one non-NaN block
+    r.ref = any ? emax - kWindow : 127;
+    r.wide = any && !r.nan && (emax - emin > 2 * kWindow);
+    return r;
+}
+
+// SW128 K-major shared-memory matrix descriptor (sm_90 GMMA): start address, LBO (unused for swizzled
+// K-major, 1 as CUTLASS writes it), SBO = 1024 bytes between 8-row groups, layout type 1 = 128B swizzle.
+__device__ __forceinline__ uint64_t make_desc_sw128(uint32_t smem_addr) {
+    uint64_t d = 0;
+    d |= (uint64_t)((smem_addr >> 4) & 0x3FFF);
+    d |= (uint64_t)1 << 16;
+    d |= (uint64_t)(1024 >> 4) << 32;
+    d |= (uint64_t)1 << 62;
+    return d;
+}
+
+}  // namespace sm90
+}  // namespace f4gemm
