@@ -150,6 +150,36 @@ TEST(Cli, DryRunSplitGridAndExplain) {
     EXPECT_NE(r.out.find("kernel f4gemm_bf16_per1x32Fp4_BpreShuffle_96x640.co"), std::string::npos) << r.out;
 }
 
+TEST(Cli, DryRunPrintsThePrepassLaunch) {
+    // A one-row manifest with the pre-pass kernel's row as kernels/sm90a/CMakeLists.txt writes it; the
+    // dry run reads no code object (the aiter test directory holds only its CSV too).
+    TempDir t;
+    {
+        std::ofstream f(t / "f4gemm_bf16_per1x32Fp4.csv");
+        f << "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
+             "scale_layout\n"
+             "128,128,0,0,f4gemm_sm90a_pp_128x128,f4gemm_sm90a_pp_128x128.cubin,sm_90a,384,198752,sm90pp1,"
+             "plain,plain\n";
+    }
+    // M=300 N=2064 K=1024: tiles 3 x 17, Mr = 384, Nr = 2176; (384 + 2176) / 8 = 320 pre-pass CTAs;
+    // workspace (384 + 2176) * 1024 + 4 * (384 + 2176) = 2631680 bytes.
+    Result r = f4("--dry-run --num-cu 132 --co-dir " + (t / "") + " -m 300 -n 2064 -k 1024");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("kernel f4gemm_sm90a_pp_128x128.cubin (tile 128x128, splitK=0, bpreshuffle=0)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] grid = (17, 3, 1) x 384 threads, log2_k_split=0\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] pre-pass f4gemm_sm90a_pp_128x128_prepass: grid = (320, 1, 1) x 256 "
+                         "threads, workspace 2631680 bytes\n"),
+              std::string::npos)
+        << r.out;
+    // Kernels of the other ABIs print no pre-pass line.
+    r = f4("--dry-run " + kAiter + " --num-cu 256 -m 8192 -n 8192 -k 8192");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out.find("pre-pass"), std::string::npos) << r.out;
+}
+
 TEST(Cli, TunedTableIsPreferredForItsShapes) {
     TempDir t;
     {

@@ -1,6 +1,7 @@
 // Kernel ABI: every kernarg offset of kernarg.h checked on the bytes make_kernel_args produces (the
 // static_asserts pin the struct; these pin the fill), aiter's split-K gdz rule, the split error,
-// buffer sizes per layout, and the sm90v1 extension (workspace, num_splits, k_per_split).
+// buffer sizes per layout, the sm90v1 extension (workspace, num_splits, k_per_split) and the sm90pp1
+// pre-pass plan (second launch geometry, pre-pass image size, no split, workspace not zeroed).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -240,6 +241,147 @@ TEST(Abi, Sm90v1Extension) {
     EXPECT_EQ(s.workspace_bytes, 0u);
     EXPECT_EQ(s.num_splits, 1u);
     EXPECT_EQ(s.k_per_split, 3072u);
+}
+
+TEST(Abi, Sm90v1WorkspaceZeroingAndNoPrepass) {
+    KernelConfig k = kernel(128, 256, 1, 0);
+    k.abi = KernelAbi::Sm90v1;
+    k.threads = 384;
+    // Split (L=2, gdz 4 as above): the host zeroes the partials and counters before every launch.
+    LaunchPlan p = make_launch_plan(k, 300, 1000, 3072, 2, false);
+    EXPECT_EQ(p.gdz, 4);
+    EXPECT_TRUE(p.zero_workspace);
+    EXPECT_EQ(p.pre_grid.x, 0u);  // one launch only
+    EXPECT_EQ(p.pre_block.x, 0u);
+    // No split: no workspace, nothing to zero, and the blob's workspace slots stay 0.
+    p = make_launch_plan(k, 300, 1000, 3072, 0, false);
+    EXPECT_EQ(p.workspace_bytes, 0u);
+    EXPECT_FALSE(p.zero_workspace);
+    EXPECT_EQ(p.pre_grid.x, 0u);
+    DevicePointers ptr;
+    ptr.workspace = 0x1234000ull;
+    const std::vector<uint8_t> blob = make_arg_blob(k, p, ptr, 300, 1000, 3072, 1.0f, 0.0f);
+    ASSERT_EQ(blob.size(), 0x1a0u);
+    EXPECT_EQ(at<uint64_t>(blob, 0x180), 0u);
+    EXPECT_EQ(at<uint64_t>(blob, 0x188), 0u);
+    EXPECT_EQ(at<uint32_t>(blob, 0x190), 1u);
+    // aiter's split zeroes D, never a workspace.
+    const LaunchPlan a = make_launch_plan(kernel(256, 256, 1, 1), 256, 1024, 1280, 2, false);
+    EXPECT_TRUE(a.zero_out);
+    EXPECT_EQ(a.workspace_bytes, 0u);
+    EXPECT_FALSE(a.zero_workspace);
+    EXPECT_EQ(a.pre_grid.x, 0u);
+}
+
+namespace {
+
+// The f4gemm_sm90a_pp_128x128 row of kernels/sm90a/CMakeLists.txt: 128 * (1 + 128/64) threads,
+// smem 6 stages * (128 + 128) * 128 + 16 * 6 + 4 * (128 + 128) + 1024 = 198752.
+KernelConfig pp_128x128() {
+    KernelConfig k = kernel(128, 128, 0, 0);
+    k.abi = KernelAbi::Sm90pp1;
+    k.arch = "sm_90a";
+    k.threads = 384;
+    k.smem_bytes = 198752;
+    k.scale_layout = ScaleLayout::Plain;
+    k.knl_name = "f4gemm_sm90a_pp_128x128";
+    return k;
+}
+
+}  // namespace
+
+TEST(Abi, Sm90pp1LaunchPlan) {
+    const KernelConfig k = pp_128x128();
+    // M=300 N=2064 K=1024: tiles_m 3, tiles_n 17 (2064 = 16 * 128 + 16), Mr = 384, Nr = 2176.
+    for (int L : {0, 3}) {  // non-split kernel: L is ignored
+        const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, L, false);
+        EXPECT_EQ(p.grid.x, 17u);
+        EXPECT_EQ(p.grid.y, 3u);
+        EXPECT_EQ(p.grid.z, 1u);
+        EXPECT_EQ(p.block.x, 384u);
+        EXPECT_EQ(p.smem_bytes, 198752u);
+        EXPECT_EQ(p.gdz, 1);
+        EXPECT_EQ(p.log2_k_split, 0);
+        EXPECT_EQ(p.k_per_split, 1024);
+        EXPECT_FALSE(p.zero_out);
+        // Pre-pass: one warp per row, 8 rows per 256-thread CTA: (384 + 2176) / 8 = 320 CTAs.
+        EXPECT_EQ(p.pre_grid.x, 320u);
+        EXPECT_EQ(p.pre_grid.y, 1u);
+        EXPECT_EQ(p.pre_grid.z, 1u);
+        EXPECT_EQ(p.pre_block.x, 256u);
+        EXPECT_EQ(p.pre_block.y, 1u);
+        EXPECT_EQ(p.pre_block.z, 1u);
+        // e5m2 images (384 + 2176) x 1024 bytes, then one uint32 per row: 2621440 + 10240.
+        EXPECT_EQ(p.workspace_bytes, 2631680u);
+        EXPECT_FALSE(p.zero_workspace);  // the pre-pass writes every byte of it
+        EXPECT_EQ(p.args_bytes, 0x1a0u);
+        // The operand buffers are the sm90v1 ones (rows padded to 256, plain scales).
+        EXPECT_EQ(p.a_bytes, 512u * 512u);
+        EXPECT_EQ(p.b_bytes, 2304u * 512u);
+        EXPECT_EQ(p.scale_stride, 32u);
+    }
+    EXPECT_EQ(sm90pp_workspace_bytes(k, 300, 2064, 1024), 2631680u);
+    // M=1 N=16 K=256: Mr = Nr = 128; 256 * 256 + 4 * 256 bytes, 256 / 8 = 32 pre-pass CTAs.
+    const LaunchPlan s = make_launch_plan(k, 1, 16, 256, 0, false);
+    EXPECT_EQ(s.grid.x, 1u);
+    EXPECT_EQ(s.grid.y, 1u);
+    EXPECT_EQ(s.workspace_bytes, 66560u);
+    EXPECT_EQ(s.pre_grid.x, 32u);
+    // The pre-pass grid rounds up: tiles 4 x 12 (not a real config), M=1 N=1: Mr + Nr = 16 -> 2 CTAs;
+    // tiles 4 x 8: 12 rows -> 2 CTAs (the last one half idle).
+    KernelConfig odd = k;
+    odd.tile_m = 4;
+    odd.tile_n = 12;
+    EXPECT_EQ(make_launch_plan(odd, 1, 1, 256, 0, false).pre_grid.x, 2u);
+    odd.tile_n = 8;
+    EXPECT_EQ(make_launch_plan(odd, 1, 1, 256, 0, false).pre_grid.x, 2u);
+    EXPECT_EQ(sm90pp_workspace_bytes(odd, 1, 1, 256), 12u * 256u + 4u * 12u);
+    // Degenerate inputs give 0 rather than wrapping.
+    EXPECT_EQ(sm90pp_workspace_bytes(k, 0, 16, 256), 0u);
+    EXPECT_EQ(sm90pp_workspace_bytes(k, 1, 16, 0), 0u);
+}
+
+TEST(Abi, Sm90pp1RejectsSplitK) {
+    KernelConfig k = pp_128x128();
+    k.split_k = 1;
+    for (int L : {0, 2}) {
+        const std::string e = error_of(k, 300, 2064, 1024, L);
+        EXPECT_NE(e.find("kernel t_128x128.co (got splitK=1 with abi sm90pp1)"), std::string::npos) << e;
+        EXPECT_NE(e.find("set splitK to 0 in the manifest"), std::string::npos) << e;
+    }
+    EXPECT_THROW(make_launch_plan(k, 300, 2064, 1024, 0, false), Error);
+}
+
+TEST(Abi, Sm90pp1ArgBlobCarriesTheWorkspace) {
+    const KernelConfig k = pp_128x128();
+    const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, 0, false);
+    DevicePointers ptr;
+    ptr.d = 0xd000;
+    ptr.a = 0xa000;
+    ptr.b = 0xb000;
+    ptr.scale_a = 0x5a00;
+    ptr.scale_b = 0x5b00;
+    ptr.workspace = 0x7f0000100000ull;
+    const std::vector<uint8_t> blob = make_arg_blob(k, p, ptr, 300, 2064, 1024, 2.0f, 0.0f);
+    ASSERT_EQ(blob.size(), 0x1a0u);
+    const F4gemmKernelArgs prefix = make_kernel_args(p, ptr, 300, 2064, 1024, 2.0f, 0.0f);
+    EXPECT_EQ(std::memcmp(blob.data(), &prefix, 0x174), 0);
+    EXPECT_EQ(at<uint32_t>(blob, 0x0e0), 300u);
+    EXPECT_EQ(at<uint32_t>(blob, 0x0f0), 2064u);
+    EXPECT_EQ(at<uint32_t>(blob, 0x100), 1024u);
+    EXPECT_EQ(at<uint32_t>(blob, 0x130), 32u);  // plain scale rows: K/32 bytes
+    EXPECT_EQ(at<int32_t>(blob, 0x170), 0);
+    for (size_t i = 0x174; i < 0x180; ++i) EXPECT_EQ(blob[i], 0);
+    // Without a split the workspace pointer is still passed (sm90v1 passes it only when gdz > 1).
+    EXPECT_EQ(at<uint64_t>(blob, 0x180), 0x7f0000100000ull);
+    EXPECT_EQ(at<uint64_t>(blob, 0x188), 2631680u);
+    EXPECT_EQ(at<uint32_t>(blob, 0x190), 1u);     // num_splits
+    EXPECT_EQ(at<uint32_t>(blob, 0x194), 1024u);  // k_per_split = round_up(K, 256)
+    EXPECT_EQ(at<uint32_t>(blob, 0x198), 0u);
+    EXPECT_EQ(at<uint32_t>(blob, 0x19c), 0u);
+    const F4gemmSm90Args s = make_sm90_args(p, ptr, 300, 2064, 1024, 2.0f, 0.0f);
+    EXPECT_EQ(s.ptr_workspace, 0x7f0000100000ull);
+    EXPECT_EQ(s.workspace_bytes, 2631680u);
 }
 
 TEST(Abi, AiterBlobIsThePrefix) {

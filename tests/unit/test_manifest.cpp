@@ -137,6 +137,37 @@ TEST(Manifest, ReorderedAndExtraColumns) {
     EXPECT_EQ(c.line, 6);
 }
 
+TEST(Manifest, AbiColumnValues) {
+    // The pre-pass kernels' row as kernels/sm90a/CMakeLists.txt writes it, next to the other ABIs.
+    const std::string text =
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
+        "scale_layout\n"
+        "128,128,0,0,f4gemm_sm90a_pp_128x128,f4gemm_sm90a_pp_128x128.cubin,sm_90a,384,198752,sm90pp1,plain,"
+        "plain\n"
+        "128,128,1,0,ws,ws.cubin,sm_90a,384,186504,sm90v1,plain,plain\n"
+        "256,256,0,1,a,a.co,gfx950,256,0,aiter,aiter16x16,aiter\n"
+        "256,256,0,1,b,b.co,gfx950,256,0,,aiter16x16,aiter\n";
+    const Manifest m = parse_manifest(text, "t.csv");
+    ASSERT_EQ(m.kernels.size(), 4u);
+    const KernelConfig& pp = m.kernels[0];
+    EXPECT_EQ(pp.abi, KernelAbi::Sm90pp1);
+    EXPECT_EQ(pp.knl_name, "f4gemm_sm90a_pp_128x128");
+    EXPECT_EQ(pp.co_name, "f4gemm_sm90a_pp_128x128.cubin");
+    EXPECT_EQ(pp.tile_m, 128);
+    EXPECT_EQ(pp.tile_n, 128);
+    EXPECT_EQ(pp.split_k, 0);
+    EXPECT_EQ(pp.arch, "sm_90a");
+    EXPECT_EQ(pp.threads, 384);
+    EXPECT_EQ(pp.smem_bytes, 198752);
+    EXPECT_EQ(pp.b_layout, BLayout::Plain);
+    EXPECT_EQ(pp.scale_layout, ScaleLayout::Plain);
+    EXPECT_TRUE(pp.extra.empty());
+    EXPECT_EQ(m.kernels[1].abi, KernelAbi::Sm90v1);
+    EXPECT_EQ(m.kernels[2].abi, KernelAbi::Aiter);
+    EXPECT_EQ(m.kernels[3].abi, KernelAbi::Aiter);  // empty cell: the default
+    EXPECT_EQ(find_kernel(m, "f4gemm_sm90a_pp_128x128"), 0);
+}
+
 TEST(Manifest, FindKernelLastMatchWins) {
     const std::string text = std::string(kHeader) +
                              "256,256,0,1,sym_a,a.co\n"
@@ -192,7 +223,10 @@ TEST(Manifest, BadExtraColumns) {
         head.replace(head.find(",X"), 2, std::string(",") + col);
         return manifest_error(head + "256,256,0,1,k,k.co," + v + "\n");
     };
-    EXPECT_NE(err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100')"), std::string::npos);
+    EXPECT_NE(err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1 or sm90pp1"),
+              std::string::npos)
+        << err("abi", "sm100");
+    EXPECT_NE(err("abi", "SM90PP1").find("t.csv:2: bad abi (got 'SM90PP1')"), std::string::npos);
     EXPECT_NE(err("b_layout", "weird").find("t.csv:2: bad b_layout (got 'weird')"), std::string::npos);
     EXPECT_NE(err("scale_layout", "x").find("t.csv:2: bad scale_layout (got 'x')"), std::string::npos);
     EXPECT_NE(err("threads", "0").find("t.csv:2: bad threads (got '0')"), std::string::npos);
