@@ -129,6 +129,33 @@ TEST(Sm90Policy, SmallestTileCoveringMIsPreferred) {
     EXPECT_EQ(skipped, 6);
 }
 
+TEST(Sm90Policy, PrepassRowsKeepThePolicy) {
+    // The built manifest ends with the sm90pp1 row; the policy applies to every non-aiter ABI, so a
+    // pre-pass row does not turn it off (with it off, M = 16 would get the 128-row tile as above).
+    Manifest m = sm90_manifest();
+    const Manifest pp = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
+        "scale_layout\n"
+        "128,128,0,0,pp128x128,pp128x128.cubin,sm_90a,384,198752,sm90pp1,plain,plain\n",
+        "pp.csv");
+    m.kernels.push_back(pp.kernels[0]);
+    EXPECT_EQ(pick(m, 1, 16384, 16384), "swap16");
+    EXPECT_EQ(pick(m, 16, 8192, 8192), "swap16");
+    EXPECT_EQ(pick(m, 17, 4096, 4096), "swap32");
+    // Same tile as ws128x128: an exact tie in aiter's rule, which keeps the earlier row.
+    EXPECT_EQ(pick(m, 128, 16384, 16384), "ws128x128");
+    EXPECT_EQ(pick(m, 8192, 8192, 8192), "ws128x128");
+    // A manifest of pre-pass kernels alone is ours too: the 128-row tile is dropped for M = 16.
+    Manifest only = m;
+    only.kernels = {pp.kernels[0], m.kernels[4]};  // pp128x128, swap16
+    EXPECT_EQ(pick(only, 16, 8192, 8192), "swap16");
+    EXPECT_EQ(pick(only, 8192, 8192, 8192), "pp128x128");
+    // Named, it is selected whatever the shape.
+    const Selection named = select(m, "pp128x128", HeuristicQuery{16, 8192, 8192, 132, 0, 0}, false);
+    EXPECT_EQ(m.kernels[size_t(named.index)].knl_name, "pp128x128");
+    EXPECT_EQ(named.log2_k_split, 0);
+}
+
 TEST(Sm90Policy, AiterManifestsKeepTheExactPort) {
     const std::string csv = F4GEMM_AITER_CSV;
     const Manifest m = load_manifest(csv.substr(0, csv.rfind('/')));
