@@ -34,7 +34,7 @@ struct LaunchPlan {
     Dim3 pre_grid{0, 1, 1};       // sm90pp1: the pre-pass launch, (ceil((Mr + Nr) / 8), 1, 1); x = 0: none
     Dim3 pre_block{0, 1, 1};      // sm90pp1: (256, 1, 1)
     size_t scale_stride = 0;     // stride_ScaleA0 == stride_ScaleB0 in bytes
-    size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1)
+    size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1)
 };
 
 // Throws Errc::InvalidArgument if K % (1 << log2_k_split) != 0 (asm_f4gemm's split error),

@@ -34,7 +34,10 @@ int f4gemm_num_sms(const f4gemm_handle* h);
 int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split);
 
 /* Launches kernel `kernel` (-1: f4gemm_select's choice with splitk 0) asynchronously on `stream`
- * (a CUstream; 0 = the handle's own stream). c may be 0 when beta == 0. */
+ * (a CUstream; 0 = the handle's own stream). c may be 0 when beta == 0.
+ * A handle owns one workspace (split-K partials; the sm90pp1 pre-pass image on every call), reused by
+ * each call: calls on one handle must be ordered (one stream, or synchronised); use one handle per
+ * stream for concurrent GEMMs. */
 int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, int k, float alpha, float beta,
                 uint64_t a, uint64_t a_scale, uint64_t b, uint64_t b_scale, uint64_t c, uint64_t d,
                 uint64_t stream);

@@ -20,7 +20,8 @@
 
 // ---------------------------------------------------------------------------------------------
 // Config (one cubin per config, from -D macros; defaults let the file compile on its own)
-//   BLOCK_M  tile rows of A = 64 per consumer warpgroup
+//   BLOCK_M  tile rows of A = 64 per consumer warpgroup (64 or 128; 192 = three warpgroups at 160
+//            registers spilled and serialised the wgmmas, C7512)
 //   BLOCK_N  tile rows of B = wgmma N
 //   STAGES   depth of the ring (128 K per stage)
 //   GROUP_M  tile raster: GROUP_M row bands of tiles are swept together, so the operands of the CTAs
@@ -41,6 +42,11 @@
 #ifndef F4GEMM_GROUP_M
 #define F4GEMM_GROUP_M 8
 #endif
+//   SPAN     stages per straight-line block of the consumer loop (1 or 2): the wgmma pipeline drains once
+//            per block
+#ifndef F4GEMM_SPAN
+#define F4GEMM_SPAN 1
+#endif
 
 #define F4GEMM_CAT2(a, b) a##b
 #define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
@@ -53,6 +59,7 @@ constexpr int BLOCK_M = F4GEMM_BLOCK_M;
 constexpr int BLOCK_N = F4GEMM_BLOCK_N;
 constexpr int kStages = F4GEMM_STAGES;
 constexpr int kGroupM = F4GEMM_GROUP_M;
+constexpr int kSpan = F4GEMM_SPAN;
 constexpr int kKStage = 128;                      // K per stage = one 128-byte swizzle atom of e5m2
 constexpr int kSteps = kKStage / 32;              // k32 wgmmas (= scale blocks) per stage
 constexpr int kConsumers = BLOCK_M / 64;          // consumer warpgroups 1..kConsumers, 64 A rows each
@@ -76,7 +83,9 @@ static_assert(kRegWG0 + kConsumers * kRegConsumer <= (1 + kConsumers) * kLaunchR
 static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 A rows per consumer warpgroup");
 static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "wgmma N with an SS wrapper");
 static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
-static_assert(kStages >= 2, "a ring");
+static_assert(kStages >= 2 * kSpan, "a ring");
+static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
+
 
 // Shared memory (offsets from a 1024-byte aligned base): per stage A (BLOCK_M, 128 B) then B
 // (BLOCK_N, 128 B), both SW128 K-major, exactly as the pre-pass wrote them; then the mbarriers and the
@@ -151,6 +160,9 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     const uint8_t* src = is_b ? p.B + (size_t)row * p.ldb : p.A + (size_t)row * p.lda;
     const uint8_t* sc = is_b ? p.sB + (size_t)row * p.ldsb : p.sA + (size_t)row * p.ldsa;
     const Workspace w = workspace_view(args, g, p.K);
+    const int t = row / tile_rows, r = row % tile_rows;
+    uint8_t* tile = (is_b ? w.b8 : w.a8) + (size_t)t * tile_rows * p.K;
+    const int units = p.K / 16;
 
     const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
     if (lane == 0)
@@ -158,9 +170,6 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
             (uint32_t)(rr.ref + 64) | (rr.nan ? kRowNan : 0u) | (rr.wide ? kRowWide : 0u);
 
     // 16 elements (8 bytes of fp4, one scale block half) per lane and iteration -> one 16-byte chunk.
-    const int t = row / tile_rows, r = row % tile_rows;
-    uint8_t* tile = (is_b ? w.b8 : w.a8) + (size_t)t * tile_rows * p.K;
-    const int units = p.K / 16;
     for (int u = lane; u < units; u += 32) {
         const uint2 x = __ldg(reinterpret_cast<const uint2*>(src) + u);
         const uint32_t e = __ldg(sc + u / 2);
@@ -271,23 +280,25 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     };
 
     if constexpr (kDoubleFrag) {
-        // Per stage, straight-line: wgmma j+1 is issued before the FADDs of step j, and the stage drains
-        // before the next one (the other consumer warpgroup covers the bubble). With a wgmma in flight
-        // across the loop's back edge, or issued under a run-time condition, ptxas serialised every
-        // wgmma here (C7514 / C7518), as it did in the ws kernels' rotating schedule.
-        for (int s = 0; s < nks; ++s) {
-            issue(s, 0, frag[0]);
+        // Per block of kSpan stages, straight-line: wgmma q+1 is issued before the FADDs of step q, and
+        // the block drains before the next one (the other consumer warpgroup covers the bubble). With a
+        // wgmma in flight across the loop's back edge, or issued under a run-time condition, ptxas
+        // serialised every wgmma here (C7514 / C7518), as it did in the ws kernels' rotating schedule.
+        constexpr int kQ = kSpan * kSteps;  // wgmmas per block
+        for (int s0 = 0; s0 < nks; s0 += kSpan) {
+            issue(s0, 0, frag[0]);
 #pragma unroll
-            for (int j = 0; j < kSteps; ++j) {
-                if (j + 1 < kSteps) {
-                    issue(s, j + 1, frag[(j + 1) % 2]);
+            for (int q = 0; q < kQ; ++q) {
+                if (q + 1 < kQ) {
+                    issue(s0 + (q + 1) / kSteps, (q + 1) % kSteps, frag[(q + 1) % 2]);
                     wgmma_wait<1>();
                 } else {
                     wgmma_wait<0>();
                 }
-                promote(frag[j % 2]);
+                promote(frag[q % 2]);
+                // The slot of stage s0 + q/kSteps is free once its last wgmma (step q) has completed.
+                if (q % kSteps == kSteps - 1) mbar_arrive(&bar_empty[(s0 + q / kSteps) % kStages]);
             }
-            mbar_arrive(&bar_empty[s % kStages]);  // every wgmma reading this slot has completed
         }
     } else {
         for (int s = 0; s < nks; ++s) {

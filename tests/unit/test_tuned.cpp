@@ -130,7 +130,7 @@ TEST(Sm90Policy, SmallestTileCoveringMIsPreferred) {
 }
 
 TEST(Sm90Policy, PrepassRowsKeepThePolicy) {
-    // The built manifest ends with the sm90pp1 row; the policy applies to every non-aiter ABI, so a
+    // The built manifest holds an sm90pp1 row; the policy applies to every non-aiter ABI, so a
     // pre-pass row does not turn it off (with it off, M = 16 would get the 128-row tile as above).
     Manifest m = sm90_manifest();
     const Manifest pp = parse_manifest(
