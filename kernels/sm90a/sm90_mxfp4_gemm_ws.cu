@@ -47,6 +47,11 @@
 #ifndef F4GEMM_DEPTH
 #define F4GEMM_DEPTH 2
 #endif
+//   MIN_BLOCKS  CTAs per SM the register budget is cut for (__launch_bounds__ minimum blocks); shared
+//            memory must fit as many (the CMake config picks STAGES accordingly)
+#ifndef F4GEMM_MIN_BLOCKS
+#define F4GEMM_MIN_BLOCKS 1
+#endif
 #ifndef F4GEMM_REG_WG0
 #define F4GEMM_REG_WG0 96
 #endif
@@ -75,11 +80,14 @@ constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThrea
 // Register budgets (setmaxnreg). The pool is what the CTA got at launch, not the whole register file:
 // __launch_bounds__(kThreads, 1) caps a thread at kLaunchRegs, and setmaxnreg.inc blocks until the pool
 // can satisfy it. Seen on the device: 96 + 2 x 208 > 3 x 168 hung every 2-consumer config.
-constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
+constexpr int kMinBlocks = F4GEMM_MIN_BLOCKS;
+constexpr int kLaunchRegs = (65536 / (kThreads * kMinBlocks)) / 8 * 8 > 255
+                                ? 255
+                                : (65536 / (kThreads * kMinBlocks)) / 8 * 8;
 constexpr int kRegWG0 = F4GEMM_REG_WG0;
 constexpr int kRegPool = (1 + kConsumers) * kLaunchRegs - kRegWG0;  // what the consumers may take
 constexpr int kRegConsumer =
-    kConsumers == 1 ? 240 : (kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8);
+    kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
 constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
@@ -147,7 +155,7 @@ using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::ty
 // =============================================================================================
 // Kernel
 // =============================================================================================
-extern "C" __global__ void __launch_bounds__(kThreads, 1)
+extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     extern __shared__ uint8_t smem_dyn[];
