@@ -49,6 +49,8 @@ class F4gemm:
         L.f4gemm_kernel_name.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.f4gemm_num_kernels.argtypes = [ctypes.c_void_p]
         L.f4gemm_kernel_info.argtypes = [ctypes.c_void_p, ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 3
+        L.f4gemm_kernel_b_layout.restype = ctypes.c_char_p
+        L.f4gemm_kernel_b_layout.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 4 + [ctypes.POINTER(ctypes.c_int)] * 2
         L.f4gemm_gemm.argtypes = ([ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.c_float] * 2 +
                                   [ctypes.c_uint64] * 7)
@@ -62,6 +64,9 @@ class F4gemm:
         self.lib.f4gemm_kernel_info(self.h, i, ctypes.byref(tm), ctypes.byref(tn), ctypes.byref(sk))
         return tm.value, tn.value, sk.value
 
+    def b_layout(self, i):
+        return self.lib.f4gemm_kernel_b_layout(self.h, i).decode()
+
     def select(self, m, n, k):
         kern, l2 = ctypes.c_int(), ctypes.c_int()
         if self.lib.f4gemm_select(self.h, m, n, k, 0, ctypes.byref(kern), ctypes.byref(l2)):
@@ -70,7 +75,7 @@ class F4gemm:
 
     def gemm(self, kernel, l2, m, n, k, ops, d):
         rc = self.lib.f4gemm_gemm(self.h, kernel, l2, m, n, k, 1.0, 0.0, ops["a"].data_ptr(), ops["sa"].data_ptr(),
-                                  ops["b"].data_ptr(), ops["sb"].data_ptr(), 0, d.data_ptr(),
+                                  ops.get("b_kernel", ops["b"]).data_ptr(), ops["sb"].data_ptr(), 0, d.data_ptr(),
                                   torch.cuda.current_stream().cuda_stream)
         if rc:
             raise RuntimeError(self.lib.f4gemm_last_error().decode())
@@ -92,6 +97,17 @@ def make_mx(rows, k, gen):
     scales = torch.full((prow, k // 32), 127, dtype=torch.uint8, device="cuda")
     scales[:rows] = torch.randint(124, 131, (rows, k // 32), dtype=torch.uint8, device="cuda", generator=gen)
     return packed, scales
+
+
+def bitplane_pack(b):
+    """B in the bit-plane layout of our decode kernels (include/f4gemm/layout.hpp, bitplane_word): inside
+    every 32-bit word (elements e0..e7, e_i in nibble i), byte q holds e_q (sign bit 7, magnitude bits
+    3..1) and e_{q+4} (magnitude bits 6..4, sign bit 0)."""
+    w = b.reshape(-1, 4)
+    e = [(w[:, i // 2] >> (4 * (i % 2))) & 0xF for i in range(8)]
+    out = torch.stack([((e[q] & 8) << 4) | ((e[q] & 7) << 1) | ((e[q + 4] & 7) << 4) | ((e[q + 4] & 8) >> 3)
+                       for q in range(4)], dim=1)
+    return out.reshape(b.shape).contiguous()
 
 
 def dequant(packed, scales, rows, k, dtype=torch.float64):
@@ -243,6 +259,9 @@ def main():
             ops.append({"a": a, "sa": sa, "b": b, "sb": sb})
         d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
         kern, l2 = f4.select(m, n, k)
+        if f4.b_layout(kern) == "bitplane":  # the kernel reads B pre-shuffled, like aiter's bpreshuffle
+            for o in ops:
+                o["b_kernel"] = bitplane_pack(o["b"])
         # Correctness first: f4gemm vs the float64 reference on the GPU, the project's metric.
         d.fill_(float("nan"))
         f4.gemm(kern, l2, m, n, k, ops[0], d)

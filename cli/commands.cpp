@@ -346,6 +346,17 @@ int pack(const PackOptions& o) try {
         else
             aiter_b_shuffle(x.u8(), y.data(), rows, k);
         npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
+    } else if (o.layout == "bitplane") {
+        if (cols % 4)
+            throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: bitplane needs K/2 % 4 == 0 "
+                                                    "(K % 8): pad the operand",
+                                                    o.in, rows, cols));
+        std::vector<uint8_t> y(x.bytes.size());
+        if (o.inverse)
+            bitplane_unpack(x.u8(), y.data(), y.size());
+        else
+            bitplane_pack(x.u8(), y.data(), y.size());
+        npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
     } else if (o.layout == "aiter-scale") {
         if (o.inverse) {
             if (rows % 256 || cols % 8)
@@ -361,7 +372,8 @@ int pack(const PackOptions& o) try {
             npy_write(o.out, NpyDtype::U8, {s.rows, s.cols}, y.data());
         }
     } else {
-        throw Error(Errc::InvalidArgument, "unknown --layout '" + o.layout + "': use aiter-b or aiter-scale");
+        throw Error(Errc::InvalidArgument,
+                    "unknown --layout '" + o.layout + "': use aiter-b, aiter-scale or bitplane");
     }
     return 0;
 } catch (const Error& e) {

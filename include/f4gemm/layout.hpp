@@ -27,6 +27,18 @@ constexpr uint8_t kScalePadByte = 0x7F;  // 2^0: an edge tile can never pick up 
 //   src[n0*16 + n1][k0*32 + k1*16 + k2] -> dst[(((n0*Kp/32 + k0)*2 + k1)*16 + n1)*16 + k2]
 size_t aiter_b_index(size_t n, size_t kbyte, size_t k);  // dst offset of src (n, kbyte)
 void aiter_b_shuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
+
+// Bit-plane B (our sm_90a decode kernels, b_layout "bitplane"): a bit permutation inside every 32-bit
+// word (4 bytes = 8 elements e0..e7, plain: e_i in nibble i, nibble = sign(bit 3) | magnitude(bits 2..0)).
+// Byte b (0..3) of the word holds e_b and e_{b+4}: bit 7 = sign(e_b), bits 3..1 = magnitude(e_b),
+// bits 6..4 = magnitude(e_{b+4}), bit 0 = sign(e_{b+4}). Then `word & 0x8E8E8E8E` is e0..e3 and
+// `((word >> 3) & 0x0E0E0E0E) | ((word & 0x01010101) << 7)` is e4..e7, each as the e5m2 byte of
+// e2m1 * 2^-14: four instructions per 8 elements instead of nine (docs/LAYOUTS_SM90.md).
+// Words stay in place, so rows, padding and sizes are those of the plain layout. `bytes` % 4 == 0.
+uint32_t bitplane_word(uint32_t plain);
+uint32_t bitplane_word_inverse(uint32_t bp);
+void bitplane_pack(const uint8_t* src, uint8_t* dst, size_t bytes);
+void bitplane_unpack(const uint8_t* src, uint8_t* dst, size_t bytes);
 void aiter_b_unshuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
 
 // --- aiter scales: pad [rows, k/32] to [round_up(rows,256), round_up(k/32,8)] then shuffle -----
@@ -46,9 +58,9 @@ void aiter_scale_shuffle(const uint8_t* padded, uint8_t* dst, size_t sm, size_t 
 void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_t sn);
 
 // --- per-kernel layout names, as the manifest's b_layout / scale_layout columns spell them ----
-enum class BLayout { Plain, Aiter16x16 };
+enum class BLayout { Plain, Aiter16x16, Bitplane };
 enum class ScaleLayout { Plain, AiterShuffled };
-BLayout parse_b_layout(const std::string& s);          // "plain" | "aiter16x16"; throws
+BLayout parse_b_layout(const std::string& s);          // "plain" | "aiter16x16" | "bitplane"; throws
 ScaleLayout parse_scale_layout(const std::string& s);  // "plain" | "aiter"; throws
 const char* to_string(BLayout l);
 const char* to_string(ScaleLayout l);

@@ -55,6 +55,13 @@
 #ifndef F4GEMM_REG_WG0
 #define F4GEMM_REG_WG0 96
 #endif
+//   R_BITPLANE  1: the R operand (B, SWAP_AB only) comes in the bit-plane layout (layout.hpp
+//            bitplane_word): its fragments become e5m2 bytes of e2m1 * 2^-14 with two masks and a
+//            shift, no LUT, and its block scale 2^(e - ref) is applied in the promotion (FFMA instead
+//            of FADD, exact: a power of two times an exact block sum, then one rounding as before).
+#ifndef F4GEMM_R_BITPLANE
+#define F4GEMM_R_BITPLANE 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -64,6 +71,11 @@ constexpr int BLOCK_S = F4GEMM_BLOCK_S;
 constexpr int K_STAGE = F4GEMM_K_STAGE;
 constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
+constexpr bool kRBitplane = F4GEMM_R_BITPLANE != 0;
+static_assert(!kRBitplane || kSwapAB, "the bit-plane layout is a B layout: R = B needs SWAP_AB");
+static_assert(!kRBitplane || F4GEMM_PARTS > 0,
+              "bit-plane R scales are read at promotion: only the rotating schedule promotes every step of a "
+              "stage before the next stage's scales are loaded");
 
 constexpr int kConsumers = BLOCK_R / 64;          // consumer warpgroups
 constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: S-operand copy + convert; WG1..: consumers
@@ -287,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         if (warp < 4)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
         __syncthreads();
-        exact_tile<kThreads>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
+        exact_tile<kThreads, kRBitplane>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
         if (p.splits > 1)
             splitk_finish(p, geo, tm, tn, TILE_M, TILE_N, tid, kThreads, s_last, [] { __syncthreads(); });
         return;
@@ -387,12 +399,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         const uint8_t* raw = smem + kOffRawR + slot * kRawRBytes + j * 16 + t * 4;
         const uint32_t x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
         const uint32_t x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
-        uint32_t l0, h0, l1, h1;
-        make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
-        make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
         uint32_t(&af)[4] = a[j % kABufs];
-        cvt8(x0, l0, h0, af[0], af[2]);
-        cvt8(x1, l1, h1, af[1], af[3]);
+        if constexpr (kRBitplane) {
+            af[0] = x0 & 0x8E8E8E8Eu;  // e0..e3 as e5m2 of e2m1 * 2^-14 (sign bit 7, e1 e0 m in bits 3..1)
+            af[2] = ((x0 >> 3) & 0x0E0E0E0Eu) | ((x0 & 0x01010101u) << 7);  // e4..e7
+            af[1] = x1 & 0x8E8E8E8Eu;
+            af[3] = ((x1 >> 3) & 0x0E0E0E0Eu) | ((x1 & 0x01010101u) << 7);
+        } else {
+            uint32_t l0, h0, l1, h1;
+            make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
+            make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
+            cvt8(x0, l0, h0, af[0], af[2]);
+            cvt8(x1, l1, h1, af[1], af[3]);
+        }
     };
 
     if constexpr (kRotate) {
@@ -421,10 +440,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
                 for (int i = 0; i < 4; ++i) fence_reg(a[u / kParts][i]);
             }
+            if constexpr (kRBitplane) {
+                // R block scale of step j relative to the row reference, 2^(e - ref) in [2^-13, 2^13] for a
+                // foldable row (NaN blocks give garbage in NaN rows only; the epilogue writes NaN there).
+                const int j = u / kParts;
+                const float sr[2] = {__int_as_float((int)(((sc0 >> (8 * j)) & 0xFF) - ref0 + 127) << 23),
+                                     __int_as_float((int)(((sc1 >> (8 * j)) & 0xFF) - ref1 + 127) << 23)};
 #pragma unroll
-            for (int i = 0; i < kPartRegs; ++i) {
-                fence_reg(fb[u % kDepth][i]);
-                acc[(u % kParts) * kPartRegs + i] += fb[u % kDepth][i];
+                for (int i = 0; i < kPartRegs; ++i) {
+                    fence_reg(fb[u % kDepth][i]);
+                    float& d = acc[(u % kParts) * kPartRegs + i];
+                    d = fmaf(fb[u % kDepth][i], sr[(i % 4) / 2], d);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < kPartRegs; ++i) {
+                    fence_reg(fb[u % kDepth][i]);
+                    acc[(u % kParts) * kPartRegs + i] += fb[u % kDepth][i];
+                }
             }
         };
         // Each stage is straight-line code that fills the rotation, keeps kDepth - 1 wgmmas in flight and
@@ -547,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int rr = h ? rr1 : rr0;
-            const int eR = (h ? ref1 : ref0) - 127;
+            const int eR = (h ? ref1 : ref0) - 127 + (kRBitplane ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
             const bool nR = (nan_r >> h) & 1;
             float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
             float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);

@@ -107,12 +107,58 @@ void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_
         for (size_t c = 0; c < sn; ++c) padded[r * sn + c] = src[aiter_scale_index(r, c, sn)];
 }
 
+// --- bit-plane B ----------------------------------------------------------------------------------
+
+uint32_t bitplane_word(uint32_t w) {
+    uint32_t out = 0;
+    for (int b = 0; b < 4; ++b) {
+        const uint32_t lo = (w >> (4 * b)) & 15u, hi = (w >> (4 * (b + 4))) & 15u;
+        const uint32_t byte = ((lo & 8u) << 4) | ((lo & 7u) << 1) | ((hi & 7u) << 4) | ((hi & 8u) >> 3);
+        out |= byte << (8 * b);
+    }
+    return out;
+}
+
+uint32_t bitplane_word_inverse(uint32_t bp) {
+    uint32_t out = 0;
+    for (int b = 0; b < 4; ++b) {
+        const uint32_t byte = (bp >> (8 * b)) & 0xFFu;
+        const uint32_t lo = ((byte >> 4) & 8u) | ((byte >> 1) & 7u);
+        const uint32_t hi = ((byte << 3) & 8u) | ((byte >> 4) & 7u);
+        out |= (lo << (4 * b)) | (hi << (4 * (b + 4)));
+    }
+    return out;
+}
+
+namespace {
+void bitplane_apply(const uint8_t* src, uint8_t* dst, size_t bytes, uint32_t (*f)(uint32_t), const char* who) {
+    if (bytes % 4 != 0)
+        throw Error(Errc::InvalidArgument, std::string(who) + " (got " + std::to_string(bytes) +
+                                               " bytes): the bit-plane layout permutes whole 4-byte words");
+    for (size_t i = 0; i < bytes; i += 4) {
+        uint32_t w;
+        std::memcpy(&w, src + i, 4);
+        w = f(w);
+        std::memcpy(dst + i, &w, 4);
+    }
+}
+}  // namespace
+
+void bitplane_pack(const uint8_t* src, uint8_t* dst, size_t bytes) {
+    bitplane_apply(src, dst, bytes, bitplane_word, "bitplane_pack");
+}
+void bitplane_unpack(const uint8_t* src, uint8_t* dst, size_t bytes) {
+    bitplane_apply(src, dst, bytes, bitplane_word_inverse, "bitplane_unpack");
+}
+
 // --- layout names -------------------------------------------------------------------------------
 
 BLayout parse_b_layout(const std::string& s) {
     if (s == "plain") return BLayout::Plain;
     if (s == "aiter16x16") return BLayout::Aiter16x16;
-    throw Error(Errc::InvalidArgument, "unknown B layout (got '" + s + "'): use plain or aiter16x16");
+    if (s == "bitplane") return BLayout::Bitplane;
+    throw Error(Errc::InvalidArgument,
+                "unknown B layout (got '" + s + "'): use plain, aiter16x16 or bitplane");
 }
 
 ScaleLayout parse_scale_layout(const std::string& s) {
@@ -122,7 +168,7 @@ ScaleLayout parse_scale_layout(const std::string& s) {
 }
 
 const char* to_string(BLayout l) {
-    return l == BLayout::Plain ? "plain" : "aiter16x16";
+    return l == BLayout::Plain ? "plain" : l == BLayout::Aiter16x16 ? "aiter16x16" : "bitplane";
 }
 const char* to_string(ScaleLayout l) {
     return l == ScaleLayout::Plain ? "plain" : "aiter";
@@ -173,6 +219,7 @@ OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n
         aiter_b_shuffle(packed, img.data.data(), n, k);  // (round_up(n,256), k/2), 16x16 preshuffle
     } else {
         img.data = padded_rows(packed, n, k);  // (round_up(n,256), k/2) fp4x2, K-major, plain
+        if (bl == BLayout::Bitplane) bitplane_pack(img.data.data(), img.data.data(), img.data.size());
     }
     fill_scales(img, scales, n, k, sl);
     return img;

@@ -167,7 +167,7 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 try {
                     kc.b_layout = parse_b_layout(v);
                 } catch (const Error&) {
-                    fail(source, line_no, "bad b_layout (got '" + v + "'): use plain or aiter16x16");
+                    fail(source, line_no, "bad b_layout (got '" + v + "'): use plain, aiter16x16 or bitplane");
                 }
             } else if (name == "scale_layout") {
                 if (v.empty()) continue;

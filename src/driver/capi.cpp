@@ -77,6 +77,11 @@ const char* f4gemm_kernel_name(const f4gemm_handle* h, int i) {
     return h->launcher->manifest().kernels[size_t(i)].co_name.c_str();
 }
 
+const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i) {
+    if (!h || i < 0 || i >= f4gemm_num_kernels(h)) return nullptr;
+    return f4gemm::to_string(h->launcher->manifest().kernels[size_t(i)].b_layout);
+}
+
 int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, int* split_k) {
     return guarded([&] {
         if (!h || i < 0 || i >= f4gemm_num_kernels(h))

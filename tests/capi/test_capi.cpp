@@ -34,6 +34,7 @@ TEST(CApi, NullHandlesAreHarmless) {
     EXPECT_EQ(f4gemm_num_kernels(nullptr), 0);
     EXPECT_EQ(f4gemm_num_sms(nullptr), 0);
     EXPECT_EQ(f4gemm_kernel_name(nullptr, 0), nullptr);
+    EXPECT_EQ(f4gemm_kernel_b_layout(nullptr, 0), nullptr);
     int tm = 0, tn = 0, sk = 0;
     EXPECT_NE(f4gemm_kernel_info(nullptr, 0, &tm, &tn, &sk), 0);
     int kern = 0, l2 = 0;

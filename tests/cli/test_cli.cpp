@@ -7,12 +7,14 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "f4gemm/formats.hpp"
+#include "f4gemm/layout.hpp"
 #include "f4gemm/npy.hpp"
 #include "f4gemm/operands.hpp"
 
@@ -268,6 +270,18 @@ TEST(Cli, PackAndQuantizeRoundTrip) {
               0);
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
     EXPECT_NE(f4gemm::npy_read(t / "bs.npy").bytes, b.packed);
+    ASSERT_EQ(f4("pack --layout bitplane --in " + (t / "b.npy") + " --out " + (t / "bp.npy")).rc, 0);
+    ASSERT_EQ(f4("pack --layout bitplane --inverse --in " + (t / "bp.npy") + " --out " + (t / "bq.npy")).rc, 0);
+    const f4gemm::NpyArray bp = f4gemm::npy_read(t / "bp.npy");
+    EXPECT_EQ(bp.shape, (std::vector<size_t>{32, 128}));
+    EXPECT_NE(bp.bytes, b.packed);
+    for (size_t w = 0; w < 4; ++w) {  // word by word, as the library computes it
+        uint32_t plain, packed;
+        std::memcpy(&plain, b.packed.data() + 4 * w, 4);
+        std::memcpy(&packed, bp.bytes.data() + 4 * w, 4);
+        EXPECT_EQ(packed, f4gemm::bitplane_word(plain));
+    }
+    EXPECT_EQ(f4gemm::npy_read(t / "bq.npy").bytes, b.packed);
     ASSERT_EQ(f4("pack --layout aiter-scale --in " + (t / "sb.npy") + " --out " + (t / "ss.npy")).rc, 0);
     const f4gemm::NpyArray ss = f4gemm::npy_read(t / "ss.npy");
     EXPECT_EQ(ss.shape, (std::vector<size_t>{256, 8}));

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "f4gemm/error.hpp"
+#include "f4gemm/formats.hpp"
 #include "f4gemm/layout.hpp"
 
 using namespace f4gemm;
@@ -290,4 +292,67 @@ TEST(Images, BPlainAcceptsAnyNButAiterNeedsMultipleOf16) {
         Errc::InvalidArgument, "17");
     expect_error([&] { make_a_image(packed.data(), scales.data(), 1, 100, ScaleLayout::Plain); },
                  Errc::InvalidArgument, "100");
+}
+
+// --- bit-plane B (sm_90a decode kernels) ------------------------------------------------------
+
+namespace {
+// e5m2 byte -> value (sign, 5-bit exponent with bias 15, 2-bit mantissa; subnormals at exponent 0).
+double e5m2_value(uint32_t byte) {
+    const int s = (byte >> 7) & 1, e = (byte >> 2) & 31, m = byte & 3;
+    const double mag = e == 0 ? std::ldexp(m / 4.0, -14) : std::ldexp(1.0 + m / 4.0, e - 15);
+    return s ? -mag : mag;
+}
+}  // namespace
+
+TEST(Bitplane, WordRoundTripsAndIsABijectionOnSampledWords) {
+    uint32_t x = 0x12345678u;
+    for (int i = 0; i < 200000; ++i) {
+        x = x * 1664525u + 1013904223u;  // LCG: every bit pattern class is hit
+        EXPECT_EQ(f4gemm::bitplane_word_inverse(f4gemm::bitplane_word(x)), x);
+        EXPECT_EQ(f4gemm::bitplane_word(f4gemm::bitplane_word_inverse(x)), x);
+    }
+    EXPECT_EQ(f4gemm::bitplane_word(0u), 0u);
+    // e0 = -6 (nibble 0xF) only: byte 0 = sign bit 7 | magnitude 7 in bits 3..1 = 0x8E.
+    EXPECT_EQ(f4gemm::bitplane_word(0x0000000Fu), 0x0000008Eu);
+    // e4 = -6 only: byte 0 = magnitude 7 in bits 6..4 | sign in bit 0 = 0x71.
+    EXPECT_EQ(f4gemm::bitplane_word(0x000F0000u), 0x00000071u);
+}
+
+// The kernel's two decode expressions (sm90_mxfp4_gemm_ws.cu, R_BITPLANE) give, for every pair of
+// nibbles in every byte position, the e5m2 bytes of e2m1 * 2^-14 exactly (subnormals included).
+TEST(Bitplane, KernelDecodeGivesE2m1TimesTwoToMinus14) {
+    for (uint32_t lo = 0; lo < 16; ++lo)
+        for (uint32_t hi = 0; hi < 16; ++hi)
+            for (int b = 0; b < 4; ++b) {
+                const uint32_t plain = (lo << (4 * b)) | (hi << (4 * (b + 4)));
+                const uint32_t w = f4gemm::bitplane_word(plain);
+                const uint32_t out_lo = w & 0x8E8E8E8Eu;
+                const uint32_t out_hi = ((w >> 3) & 0x0E0E0E0Eu) | ((w & 0x01010101u) << 7);
+                for (int q = 0; q < 4; ++q) {
+                    const uint32_t nl = q == b ? lo : 0u, nh = q == b ? hi : 0u;
+                    EXPECT_EQ(e5m2_value((out_lo >> (8 * q)) & 0xFF),
+                              std::ldexp(double(f4gemm::e2m1_to_float(uint8_t(nl))), -14))
+                        << lo << " " << hi << " " << b << " " << q;
+                    EXPECT_EQ(e5m2_value((out_hi >> (8 * q)) & 0xFF),
+                              std::ldexp(double(f4gemm::e2m1_to_float(uint8_t(nh))), -14))
+                        << lo << " " << hi << " " << b << " " << q;
+                }
+            }
+}
+
+TEST(Bitplane, ImageKeepsRowsAndPaddingAndPacksWords) {
+    const size_t n = 3, k = 64;
+    std::vector<uint8_t> plain(n * k / 2), scales(n * k / 32, 127);
+    for (size_t i = 0; i < plain.size(); ++i) plain[i] = uint8_t(i * 37 + 11);
+    const f4gemm::OperandImage img =
+        f4gemm::make_b_image(plain.data(), scales.data(), n, k, f4gemm::BLayout::Bitplane, f4gemm::ScaleLayout::Plain);
+    ASSERT_EQ(img.data.size(), 256 * k / 2);  // rows padded to 256 as for plain
+    std::vector<uint8_t> back(img.data.size());
+    f4gemm::bitplane_unpack(img.data.data(), back.data(), back.size());
+    EXPECT_TRUE(std::equal(plain.begin(), plain.end(), back.begin()));
+    EXPECT_TRUE(std::all_of(back.begin() + long(plain.size()), back.end(), [](uint8_t v) { return v == 0; }));
+    EXPECT_EQ(f4gemm::parse_b_layout("bitplane"), f4gemm::BLayout::Bitplane);
+    EXPECT_STREQ(f4gemm::to_string(f4gemm::BLayout::Bitplane), "bitplane");
+    EXPECT_THROW(f4gemm::bitplane_pack(plain.data(), back.data(), 6), f4gemm::Error);
 }
