@@ -197,6 +197,21 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
                                    ", the smallest tile covering M (f4gemm sm_90a policy)"});
             continue;
         }
+        // Variants of one tile (pre-pass vs on-the-fly, bit-plane vs plain B): aiter's rule sees exact
+        // ties and, being non-transitive, would pick by list position in ways that change with the
+        // other candidates. Our manifests list the preferred variant first (docs/HEURISTIC.md): keep it.
+        if (ours) {
+            const KernelConfig& kc = m.kernels[i];
+            const auto twin = std::find_if(keep.begin(), keep.end(), [&](int j) {
+                return m.kernels[size_t(j)].tile_m == kc.tile_m && m.kernels[size_t(j)].tile_n == kc.tile_n;
+            });
+            if (twin != keep.end()) {
+                dropped.push_back({int(i), 0, false,
+                                   "skip: same tile as " + m.kernels[size_t(*twin)].co_name +
+                                       ", listed first (f4gemm sm_90a policy)"});
+                continue;
+            }
+        }
         keep.push_back(int(i));
         candidates.kernels.push_back(m.kernels[i]);
     }

@@ -164,3 +164,25 @@ TEST(Sm90Policy, AiterManifestsKeepTheExactPort) {
         EXPECT_EQ(select(m, "", q, false).index, select_kernel(m, q).index) << mm;
     }
 }
+
+TEST(Sm90Policy, SameTileVariantsKeepTheOneListedFirst) {
+    // Bit-plane and plain decode twins: aiter's rule alone is non-transitive over exact ties, so with
+    // both pairs present it ended on the plain 16x64 kernel for 8 x 4096 x 11008; the policy keeps the
+    // first-listed variant of each tile before the rule runs.
+    const Manifest m = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "16,128,1,0,swap16bp,swap16bp.cubin,sm_90a,384,1,sm90v1,bitplane,plain\n"
+        "16,64,1,0,swap16x64bp,swap16x64bp.cubin,sm_90a,256,1,sm90v1,bitplane,plain\n"
+        "16,128,1,0,swap16,swap16.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
+        "16,64,1,0,swap16x64,swap16x64.cubin,sm_90a,256,1,sm90v1,plain,plain\n",
+        "twins.csv");
+    EXPECT_EQ(m.kernels[size_t(select_kernel(m, HeuristicQuery{8, 4096, 11008, 132, 0, 0}).index)].knl_name,
+              "swap16x64");
+    Selection s;
+    EXPECT_EQ(pick(m, 8, 4096, 11008, true, &s), "swap16x64bp");
+    EXPECT_EQ(pick(m, 16, 16384, 16384), "swap16bp");
+    int twins = 0;
+    for (const HeuristicStep& st : s.heuristic.steps)
+        twins += st.reason.find("same tile as swap16") != std::string::npos;
+    EXPECT_EQ(twins, 2);
+}
