@@ -48,6 +48,12 @@ size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz);
 // sm90pp1 pre-pass workspace: e5m2 images of A (Mr x K) and B (Nr x K) bytes, then one uint32 per row
 // of each (Mr = M rounded up to tile_M, Nr = N to tile_N).
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k);
+// sm90pa1 pre-pass workspace: the e5m2 image of A (Mr x K bytes), then one uint32 per row of A.
+size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k);
+// True for the ABIs with a <knl_name>_prepass launch before the GEMM (sm90pp1, sm90pa1).
+inline bool has_prepass(KernelAbi abi) {
+    return abi == KernelAbi::Sm90pp1 || abi == KernelAbi::Sm90pa1;
+}
 constexpr unsigned kSm90ppPrepassThreads = 256;  // one warp per row
 constexpr const char* kSm90ppPrepassSuffix = "_prepass";
 

@@ -18,6 +18,7 @@ enum class KernelAbi {
     Sm90v1,   // F4gemmSm90Args (prefix + workspace extension)
     Sm90pp1,  // F4gemmSm90Args, two launches: <knl_name>_prepass, then <knl_name>; the workspace holds
               // the pre-pass's e5m2 image of A and B (docs/ABI_SM90.md)
+    Sm90pa1,  // as Sm90pp1, but the pre-pass converts A only (workspace: the image of A)
 };
 
 struct KernelConfig {
@@ -31,7 +32,7 @@ struct KernelConfig {
     std::string arch = "gfx950";                            // "arch": gfx950 | sm_90a | ...
     int threads = 256;                                      // "threads"
     int smem_bytes = 0;                                     // "smem_bytes": dynamic shared memory
-    KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1 | sm90pp1
+    KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1 | sm90pp1 | sm90pa1
     BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
     std::map<std::string, std::string> extra;               // any other column, verbatim

@@ -73,5 +73,5 @@ struct WgmmaE5m2SS<{n}> {{
 
 
 if __name__ == "__main__":
-    body = "".join(spec(n) for n in (16, 32, 64, 128, 256)) + "".join(spec_ss(n) for n in (64, 128, 256))
+    body = "".join(spec(n) for n in (16, 32, 64, 128, 256)) + "".join(spec_ss(n) for n in (16, 32, 64, 128, 256))
     print(HEADER + body + "\n}  // namespace sm90\n}  // namespace f4gemm")

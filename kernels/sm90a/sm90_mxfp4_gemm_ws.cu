@@ -62,6 +62,14 @@
 #ifndef F4GEMM_R_BITPLANE
 #define F4GEMM_R_BITPLANE 0
 #endif
+//   A_PREPASS  1 (abi sm90pa1; SWAP_AB 0, original schedule, K_STAGE 128, no split): A is converted once
+//            by <name>_prepass into the workspace as the SW128 shared-memory image the wgmma reads (k order
+//            of the S side, perm below), loaded per stage with one bulk copy, and both wgmma operands come
+//            from shared memory; WG0 still converts B on the fly. For mid M, where converting A in every
+//            CTA doubled the conversion work and a pre-pass of B costs a full extra pass (PERF.md 15).
+#ifndef F4GEMM_A_PREPASS
+#define F4GEMM_A_PREPASS 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -72,6 +80,9 @@ constexpr int K_STAGE = F4GEMM_K_STAGE;
 constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
 constexpr bool kRBitplane = F4GEMM_R_BITPLANE != 0;
+constexpr bool kAPre = F4GEMM_A_PREPASS != 0;
+static_assert(!kAPre || (!kSwapAB && F4GEMM_PARTS == 0 && F4GEMM_K_STAGE == 128),
+              "A pre-pass: R = A, the original schedule, one 128-byte atom per stage");
 static_assert(!kRBitplane || kSwapAB, "the bit-plane layout is a B layout: R = B needs SWAP_AB");
 static_assert(!kRBitplane || F4GEMM_PARTS > 0,
               "bit-plane R scales are read at promotion: only the rotating schedule promotes every step of a "
@@ -102,7 +113,7 @@ constexpr int kRegConsumer =
     kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
-constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
+constexpr bool kDoubleFrag = 3 * kAccRegs + (kAPre ? 24 : 56) <= kRegConsumer;
 static_assert(kSteps % 2 == 0, "A fragments and accumulators alternate by step parity across stages");
 
 // Rotating schedule (PARTS > 0): sub-step u = j * kParts + p of a stage is the wgmma of k32 step j on
@@ -136,17 +147,20 @@ static_assert(kStages >= 3, "consumers keep kStages-1 copy groups in flight");
 // Shared-memory budget and carve-up (offsets from a 1024-byte aligned base)
 // ---------------------------------------------------------------------------------------------
 constexpr int kS8Bytes = BLOCK_S * K_STAGE;      // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
-constexpr int kRawRBytes = BLOCK_R * kRawPitch;  // per stage: (BLOCK_R, K_STAGE/2) fp4x2, pitch kRawPitch
+// per stage: (BLOCK_R, K_STAGE/2) fp4x2 at pitch kRawPitch, or with A_PREPASS the (BLOCK_R, 128) e5m2 image
+constexpr int kRawRBytes = kAPre ? BLOCK_R * K_STAGE : BLOCK_R * kRawPitch;
 constexpr int kRawSBytes = BLOCK_S * kRawPitch;  // per stage: (BLOCK_S, K_STAGE/2) fp4x2, pitch kRawPitch
 constexpr int kOffS8 = 0;
 constexpr int kOffRawR = kOffS8 + kStages * kS8Bytes;
 constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
-constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // 3 x kStages mbarriers
-constexpr int kOffRefS = kOffBar + 3 * kStages * 8;                        // (BLOCK_S) int ref exponent
+constexpr int kBars = kAPre ? 4 : 3;  // raw_full, s8_full, s8_empty (+ a8_full)
+constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // kBars x kStages mbarriers
+constexpr int kOffRefS = kOffBar + kBars * kStages * 8;                    // (BLOCK_S) int ref exponent
 constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (BLOCK_S) int NaN flag
 constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
 constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
+static_assert(!kAPre || (kOffRawR % 1024 == 0 && kRawRBytes % 1024 == 0), "the A image is SW128 too");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 #ifdef F4GEMM_SMEM_BYTES
@@ -161,8 +175,60 @@ using Wgmma = WgmmaE5m2<BLOCK_S>;
 static_assert(Wgmma::kRegs == kAccRegs, "accumulator fragment size");
 
 using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::type;
+using WgmmaSS = WgmmaE5m2SS<BLOCK_S>;
+
+// A_PREPASS workspace (docs/ABI_SM90.md, sm90pa1): Mr = tiles_m * BLOCK_R;
+//   A8   (Mr/BLOCK_R, K/128, BLOCK_R, 128) e5m2, SW128 (16-byte chunk c of row r at c ^ (r % 8)), the
+//        k order of the S side: block j of a stage in chunks 2j (lo words) and 2j+1 (hi words)
+//   rows uint32 [Mr] at byte Mr*K: (ref + 64) | NaN << 16 | wide << 17
+constexpr uint32_t kRowNan = 1u << 16;
+constexpr uint32_t kRowWide = 1u << 17;
 
 }  // namespace
+
+#if F4GEMM_A_PREPASS
+#define F4GEMM_CAT2(a, b) a##b
+#define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
+// Pre-pass: grid = ceil(Mr / 8) CTAs of 256 threads, one warp per A row (padded rows included: they are
+// allocated, zero data, scale 0x7F). Lane u of a row converts scale block u (16 bytes of fp4) with the
+// same LUT as WG0, into the chunks WG0 would write for the S side.
+extern "C" __global__ void __launch_bounds__(256) F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(
+    const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    const Problem p = load_problem(args);
+    const SplitGeometry g = split_geometry(p, TILE_M, TILE_N);
+    const int row = blockIdx.x * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= g.Mr) return;
+    uint8_t* ws = reinterpret_cast<uint8_t*>(args.ptr_workspace);
+    uint32_t* rows = reinterpret_cast<uint32_t*>(ws + (size_t)g.Mr * p.K);
+    const uint8_t* src = p.A + (size_t)row * p.lda;
+    const uint8_t* sc = p.sA + (size_t)row * p.ldsa;
+    const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
+    if (lane == 0) rows[row] = (uint32_t)(rr.ref + 64) | (rr.nan ? kRowNan : 0u) | (rr.wide ? kRowWide : 0u);
+    const int t = row / BLOCK_R, r = row % BLOCK_R, sw = r & 7;
+    uint8_t* tile = ws + (size_t)t * BLOCK_R * p.K;
+    for (int u = lane; u < p.K / 32; u += 32) {
+        const uint4 x = __ldg(reinterpret_cast<const uint4*>(src) + u);
+        const uint32_t e = __ldg(sc + u);
+        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = make_uint4(0u, 0u, 0u, 0u);  // NaN block: zeros
+        if (e != 0xFFu) {
+            uint32_t lut_lo, lut_hi;
+            make_lut((int)e - rr.ref, lut_lo, lut_hi);
+            cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
+            cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
+            cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
+            cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
+        }
+        uint8_t* dst_row = tile + ((size_t)(u / 4) * BLOCK_R + r) * 128;
+        const int c_lo = 2 * (u % 4);
+        *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
+        *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
+    }
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}
+#endif
 
 // =============================================================================================
 // Kernel
@@ -177,6 +243,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // S raw landed (cp.async arrive)
     uint64_t* bar_s8_full = bar_raw_full + kStages;                        // WG0 -> consumers: e5m2 S ready
     uint64_t* bar_s8_empty = bar_s8_full + kStages;                        // consumers -> WG0: slot free
+    uint64_t* bar_a8_full = bar_s8_empty + kStages;  // A_PREPASS: the A image of a stage landed (bulk copy)
     int* s_refS = reinterpret_cast<int*>(smem + kOffRefS);
     int* s_nanS = reinterpret_cast<int*>(smem + kOffNanS);
     int* s_wide = reinterpret_cast<int*>(smem + kOffMisc);
@@ -212,6 +279,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             mbar_init(&bar_raw_full[i], kConvThreads);  // one cp.async arrive per WG0 thread
             mbar_init(&bar_s8_full[i], kConvThreads);
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
+            if (kAPre) mbar_init(&bar_a8_full[i], 1);
         }
         *s_wide = 0;
         fence_barrier_init();
@@ -253,6 +321,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         cp_async_commit();  // empty groups past the end keep the group arithmetic uniform
     };
     const int prologue_s = nks < kStages ? nks : kStages;
+    // A_PREPASS: the A image of stage s, one bulk copy by thread 0 (the pre-pass made it contiguous).
+    const uint8_t* a8_src = kAPre ? reinterpret_cast<const uint8_t*>(args.ptr_workspace) +
+                                        (size_t)tm * BLOCK_R * p.K + (size_t)(kb0 / kSteps) * kRawRBytes
+                                  : nullptr;
+    auto produce_a8 = [&](int s) {
+        const int slot = s % kStages;
+        mbar_arrive_expect_tx(&bar_a8_full[slot], kRawRBytes);
+        bulk_copy_g2s(smem + kOffRawR + slot * kRawRBytes, a8_src + (size_t)s * kRawRBytes, kRawRBytes,
+                      &bar_a8_full[slot]);
+    };
 
     // -----------------------------------------------------------------------------------------
     // Prologue: the first stages are put in flight, then the block scales of every row are scanned
@@ -261,6 +339,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     int ref0 = 127, ref1 = 127;  // consumer rows rr0, rr1: reference exponents
     int nan_r = 0;               // bit h: row rr0 (h = 0) / rr1 (h = 1) has a NaN scale
     if (warp < 4) {
+        if (kAPre && tid == 0)
+            for (int s = 0; s < prologue_s; ++s) produce_a8(s);
 #pragma unroll 1
         for (int s = 0; s < prologue_s; ++s) produce_s(s);
         // S rows: 8 lanes per row, 16 rows in flight.
@@ -277,6 +357,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 if (rf.wide) *s_wide = 1;
             }
         }
+    } else if (kAPre) {
+        // R rows (A): reference, NaN and wide flags from the pre-pass's row words.
+        const uint32_t* rows = reinterpret_cast<const uint32_t*>(
+            reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
+        const uint32_t w0 = rows[m0 + rr0], w1 = rows[m0 + rr1];
+        ref0 = (int)(w0 & 0xFFFFu) - 64;
+        ref1 = (int)(w1 & 0xFFFFu) - 64;
+        nan_r = ((w0 & kRowNan) ? 1 : 0) | ((w1 & kRowNan) ? 2 : 0);
+        if ((w0 | w1) & kRowWide) *s_wide = 1;
     } else {
 #pragma unroll 1
         for (int s = 0; s < kStages - 1; ++s) produce_r(s);
@@ -298,6 +387,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         cp_async_wait<0>();  // no copy may land in the staging area exact_tile reuses
         if (warp < 4)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
+        if (kAPre && tid == 0)
+            for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_a8_full[s], 0);
         __syncthreads();
         exact_tile<kThreads, kRBitplane>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
         if (p.splits > 1)
@@ -331,6 +422,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
             mbar_wait(&bar_raw_full[slot], par);
             mbar_wait(&bar_s8_empty[slot], par ^ 1);
+            if (kAPre && tid == 0 && s >= kStages) produce_a8(s);  // the A slot is free too
             const uint8_t* raw = smem + kOffRawS + slot * kRawSBytes;
             uint8_t* s8 = smem + kOffS8 + slot * kS8Bytes;
 #pragma unroll
@@ -414,7 +506,53 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     };
 
-    if constexpr (kRotate) {
+    if constexpr (kAPre) {
+        // Both operands from shared memory; per stage straight-line, wgmma j+1 issued before the FADDs of
+        // j where registers allow, drained at the stage end (pp kernel's schedule: no wgmma in flight
+        // across the back edge or under a run-time condition, C7514/C7518).
+        auto issue_ss = [&](int s, int j, float(&f)[kAccRegs]) {
+            const uint32_t base_s = smem_u32(smem + kOffS8 + (s % kStages) * kS8Bytes);
+            const uint32_t base_a = smem_u32(smem + kOffRawR + (s % kStages) * kRawRBytes);
+            const uint64_t da = make_desc_sw128(base_a + cw * (64 * 128) + j * 32);
+            const uint64_t db = make_desc_sw128(base_s + j * 32);
+            wgmma_fence();
+            WgmmaSS::mma(f, da, db);
+            wgmma_commit();
+        };
+        auto promote_f = [&](float(&f)[kAccRegs]) {
+#pragma unroll
+            for (int i = 0; i < kAccRegs; ++i) {
+                fence_reg(f[i]);
+                acc[i] += f[i];
+            }
+        };
+        for (int s = 0; s < nks; ++s) {
+            const int slot = s % kStages;
+            mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+            mbar_wait(&bar_a8_full[slot], (s / kStages) & 1);
+            if constexpr (kDoubleFrag) {
+                issue_ss(s, 0, frag[0]);
+#pragma unroll
+                for (int j = 0; j < kSteps; ++j) {
+                    if (j + 1 < kSteps) {
+                        issue_ss(s, j + 1, frag[(j + 1) % 2]);
+                        wgmma_wait<1>();
+                    } else {
+                        wgmma_wait<0>();
+                    }
+                    promote_f(frag[j % 2]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < kSteps; ++j) {
+                    issue_ss(s, j, frag[0]);
+                    wgmma_wait<0>();
+                    promote_f(frag[0]);
+                }
+            }
+            mbar_arrive(&bar_s8_empty[slot]);
+        }
+    } else if constexpr (kRotate) {
         // Rotating fresh accumulators: sub-step q + kDepth - 1 is issued before sub-step q is promoted,
         // so kDepth - 1 wgmmas run while the FADDs of the oldest one issue. Each wgmma still covers one
         // k32 scale block of each operand (scale-d = 0): exactness is that of the original schedule.

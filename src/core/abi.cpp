@@ -82,18 +82,26 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.c_bytes = has_c ? M * N * 2 : 0;                          // (M, N) bf16
     p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     p.zero_workspace = p.workspace_bytes > 0;
-    if (kc.abi == KernelAbi::Sm90pp1) {
+    if (has_prepass(kc.abi)) {
+        const bool a_only = kc.abi == KernelAbi::Sm90pa1;
         if (kc.split_k)
-            throw Error(Errc::InvalidArgument, "kernel " + kc.co_name +
-                                                   " (got splitK=1 with abi sm90pp1): pre-pass kernels do "
-                                                   "not split K; set splitK to 0 in the manifest");
-        p.workspace_bytes = sm90pp_workspace_bytes(kc, m, n, k);
-        const size_t rows = size_t(p.grid.y) * kc.tile_m + size_t(p.grid.x) * kc.tile_n;
+            throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got splitK=1 with abi " +
+                                                   (a_only ? "sm90pa1" : "sm90pp1") +
+                                                   "): pre-pass kernels do not split K; set splitK to 0 in "
+                                                   "the manifest");
+        p.workspace_bytes = a_only ? sm90pa_workspace_bytes(kc, m, k) : sm90pp_workspace_bytes(kc, m, n, k);
+        const size_t rows = size_t(p.grid.y) * kc.tile_m + (a_only ? 0 : size_t(p.grid.x) * kc.tile_n);
         p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kSm90ppPrepassThreads / 32)));
         p.pre_block.x = kSm90ppPrepassThreads;
     }
     p.args_bytes = kc.abi == KernelAbi::Aiter ? F4GEMM_KERNARG_PREFIX_BYTES : F4GEMM_SM90_ARGS_BYTES;
     return p;
+}
+
+size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k) {
+    if (m <= 0 || k <= 0 || kc.tile_m <= 0) return 0;
+    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
+    return mr * static_cast<size_t>(k) + 4 * mr;
 }
 
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {

@@ -160,8 +160,10 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                     kc.abi = KernelAbi::Sm90v1;
                 else if (v == "sm90pp1")
                     kc.abi = KernelAbi::Sm90pp1;
+                else if (v == "sm90pa1")
+                    kc.abi = KernelAbi::Sm90pa1;
                 else if (!v.empty())
-                    fail(source, line_no, "bad abi (got '" + v + "'): use aiter, sm90v1 or sm90pp1");
+                    fail(source, line_no, "bad abi (got '" + v + "'): use aiter, sm90v1, sm90pp1 or sm90pa1");
             } else if (name == "b_layout") {
                 if (v.empty()) continue;
                 try {

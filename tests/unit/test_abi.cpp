@@ -395,3 +395,29 @@ TEST(Abi, AiterBlobIsThePrefix) {
     EXPECT_EQ(std::memcmp(blob.data(), &a, 0x174), 0);
     EXPECT_EQ(at<int32_t>(blob, 0x170), 0);
 }
+
+TEST(Abi, Sm90pa1LaunchPlanConvertsAOnly) {
+    KernelConfig k = pp_128x128();
+    k.abi = KernelAbi::Sm90pa1;
+    k.knl_name = "f4gemm_sm90a_pa_128x128";
+    // M=300 N=2064 K=1024: Mr = 384 rows of A only -> 48 pre-pass blocks of 8 warps; the workspace is the
+    // A image (384 x 1024 bytes) and one word per A row.
+    const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, 0, false);
+    EXPECT_EQ(p.grid.x, 17u);
+    EXPECT_EQ(p.grid.y, 3u);
+    EXPECT_EQ(p.pre_grid.x, 48u);
+    EXPECT_EQ(p.pre_block.x, 256u);
+    EXPECT_EQ(p.workspace_bytes, size_t(384) * 1024 + 4 * 384);
+    EXPECT_EQ(sm90pa_workspace_bytes(k, 300, 1024), size_t(384) * 1024 + 4 * 384);
+    EXPECT_FALSE(p.zero_workspace);
+    EXPECT_TRUE(has_prepass(KernelAbi::Sm90pa1));
+    EXPECT_TRUE(has_prepass(KernelAbi::Sm90pp1));
+    EXPECT_FALSE(has_prepass(KernelAbi::Sm90v1));
+    k.split_k = 1;
+    try {
+        make_launch_plan(k, 300, 2064, 1024, 0, false);
+        FAIL() << "splitK=1 with sm90pa1 must be refused";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("abi sm90pa1"), std::string::npos) << e.what();
+    }
+}

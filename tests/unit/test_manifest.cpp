@@ -223,7 +223,7 @@ TEST(Manifest, BadExtraColumns) {
         head.replace(head.find(",X"), 2, std::string(",") + col);
         return manifest_error(head + "256,256,0,1,k,k.co," + v + "\n");
     };
-    EXPECT_NE(err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1 or sm90pp1"),
+    EXPECT_NE(err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1, sm90pp1 or sm90pa1"),
               std::string::npos)
         << err("abi", "sm100");
     EXPECT_NE(err("abi", "SM90PP1").find("t.csv:2: bad abi (got 'SM90PP1')"), std::string::npos);
