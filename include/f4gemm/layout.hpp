@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "f4gemm/bitplane.h"
+
 namespace f4gemm {
 
 inline size_t round_up(size_t x, size_t m) {
@@ -35,8 +37,7 @@ void aiter_b_shuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
 // `((word >> 3) & 0x0E0E0E0E) | ((word & 0x01010101) << 7)` is e4..e7, each as the e5m2 byte of
 // e2m1 * 2^-14: four instructions per 8 elements instead of nine (docs/LAYOUTS_SM90.md).
 // Words stay in place, so rows, padding and sizes are those of the plain layout. `bytes` % 4 == 0.
-uint32_t bitplane_word(uint32_t plain);
-uint32_t bitplane_word_inverse(uint32_t bp);
+// bitplane_word / bitplane_word_inverse: include/f4gemm/bitplane.h (shared with the kernels).
 void bitplane_pack(const uint8_t* src, uint8_t* dst, size_t bytes);
 void bitplane_unpack(const uint8_t* src, uint8_t* dst, size_t bytes);
 void aiter_b_unshuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);

@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#include "f4gemm/bitplane.h"
 #include "f4gemm/kernarg.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -204,19 +205,6 @@ __device__ __forceinline__ void splitk_finish(const Problem& p, const SplitGeome
 // Computes the (tile_m x tile_n) tile at (m0, n0) in 64x64 sub-tiles with NT threads.
 // Shared memory: 2 * 64 * 33 floats + 2 * 64 doubles = 17920 bytes.
 // ---------------------------------------------------------------------------------------------
-// Bit-plane B word (layout.hpp bitplane_word) back to the plain word: 8 nibbles e0..e7 in order.
-__device__ __forceinline__ uint32_t bitplane_to_plain(uint32_t bp) {
-    uint32_t out = 0;
-#pragma unroll
-    for (int b = 0; b < 4; ++b) {
-        const uint32_t byte = (bp >> (8 * b)) & 0xFFu;
-        const uint32_t lo = ((byte >> 4) & 8u) | ((byte >> 1) & 7u);
-        const uint32_t hi = ((byte << 3) & 8u) | ((byte >> 4) & 7u);
-        out |= (lo << (4 * b)) | (hi << (4 * (b + 4)));
-    }
-    return out;
-}
-
 constexpr int kExactSub = 64;
 constexpr int kExactSmemBytes = 2 * kExactSub * 33 * 4 + 2 * kExactSub * 8;
 
@@ -253,7 +241,7 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                     if (row < rows) {
                         const uint8_t* src = is_b ? p.B + (long)row * p.ldb : p.A + (long)row * p.lda;
                         x = *reinterpret_cast<const uint32_t*>(src + kb * 16 + w * 4);
-                        if (kBBitplane && is_b) x = bitplane_to_plain(x);
+                        if (kBBitplane && is_b) x = f4gemm::bitplane_word_inverse(x);
                     }
                     float* dst = (is_b ? b_val : a_val) + r * 33 + w * 8;
 #pragma unroll

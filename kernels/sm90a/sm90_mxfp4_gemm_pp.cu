@@ -265,19 +265,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         const int slot = s % kStages;
         if (j == 0) mbar_wait(&bar_full[slot], (s / kStages) & 1);
         const uint32_t base = smem_u32(smem + slot * kStageBytes);
-        const uint64_t da = make_desc_sw128(base + c * (64 * 128) + j * 32);
-        const uint64_t db = make_desc_sw128(base + kABytes + j * 32);
-        wgmma_fence();
-        WgmmaSS::mma(f, da, db);
-        wgmma_commit();
+        wgmma_ss<WgmmaSS>(f, base + c * (64 * 128) + j * 32, base + kABytes + j * 32);
     };
-    auto promote = [&](float(&f)[kAccRegs]) {
-#pragma unroll
-        for (int i = 0; i < kAccRegs; ++i) {
-            fence_reg(f[i]);
-            acc[i] += f[i];
-        }
-    };
+    auto promote = [&](float(&f)[kAccRegs]) { promote_add(acc, f); };
 
     if constexpr (kDoubleFrag) {
         // Per block of kSpan stages, straight-line: wgmma q+1 is issued before the FADDs of step q, and

@@ -513,19 +513,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         auto issue_ss = [&](int s, int j, float(&f)[kAccRegs]) {
             const uint32_t base_s = smem_u32(smem + kOffS8 + (s % kStages) * kS8Bytes);
             const uint32_t base_a = smem_u32(smem + kOffRawR + (s % kStages) * kRawRBytes);
-            const uint64_t da = make_desc_sw128(base_a + cw * (64 * 128) + j * 32);
-            const uint64_t db = make_desc_sw128(base_s + j * 32);
-            wgmma_fence();
-            WgmmaSS::mma(f, da, db);
-            wgmma_commit();
+            wgmma_ss<WgmmaSS>(f, base_a + cw * (64 * 128) + j * 32, base_s + j * 32);
         };
-        auto promote_f = [&](float(&f)[kAccRegs]) {
-#pragma unroll
-            for (int i = 0; i < kAccRegs; ++i) {
-                fence_reg(f[i]);
-                acc[i] += f[i];
-            }
-        };
+        auto promote_f = [&](float(&f)[kAccRegs]) { promote_add(acc, f); };
         for (int s = 0; s < nks; ++s) {
             const int slot = s % kStages;
             mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
@@ -656,11 +646,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     wgmma_wait<0>();
 #pragma unroll
                     for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
-#pragma unroll
-                    for (int i = 0; i < kAccRegs; ++i) {
-                        fence_reg(frag[0][i]);
-                        acc[i] += frag[0][i];
-                    }
+                    promote_add(acc, frag[0]);
                 }
                 mbar_arrive(&bar_s8_empty[slot]);
             }
@@ -693,11 +679,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     }
 #pragma unroll
                     for (int i = 0; i < 4; ++i) fence_reg(a[j % 2][i]);
-#pragma unroll
-                    for (int i = 0; i < kAccRegs; ++i) {
-                        fence_reg(frag[j % 2][i]);
-                        acc[i] += frag[j % 2][i];
-                    }
+                    promote_add(acc, frag[j % 2]);
                 }
                 mbar_arrive(&bar_s8_empty[s % kStages]);
             }

@@ -184,5 +184,25 @@ __device__ __forceinline__ uint64_t make_desc_sw128(uint32_t smem_addr) {
     return d;
 }
 
+// Promotion of a fresh accumulator: acc += f element-wise. f is fenced first: its registers were written by
+// an asynchronous wgmma that the caller has waited for.
+template <int R>
+__device__ __forceinline__ void promote_add(float (&acc)[R], float (&f)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        fence_reg(f[i]);
+        acc[i] += f[i];
+    }
+}
+
+// One wgmma with both operands in shared memory (SW128 K-major at these addresses) into the fresh
+// accumulator f, fenced and committed as its own group. Mma is a WgmmaE5m2SS<N>.
+template <class Mma, int R>
+__device__ __forceinline__ void wgmma_ss(float (&f)[R], uint32_t a_addr, uint32_t b_addr) {
+    wgmma_fence();
+    Mma::mma(f, make_desc_sw128(a_addr), make_desc_sw128(b_addr));
+    wgmma_commit();
+}
+
 }  // namespace sm90
 }  // namespace f4gemm

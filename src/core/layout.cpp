@@ -109,27 +109,6 @@ void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_
 
 // --- bit-plane B ----------------------------------------------------------------------------------
 
-uint32_t bitplane_word(uint32_t w) {
-    uint32_t out = 0;
-    for (int b = 0; b < 4; ++b) {
-        const uint32_t lo = (w >> (4 * b)) & 15u, hi = (w >> (4 * (b + 4))) & 15u;
-        const uint32_t byte = ((lo & 8u) << 4) | ((lo & 7u) << 1) | ((hi & 7u) << 4) | ((hi & 8u) >> 3);
-        out |= byte << (8 * b);
-    }
-    return out;
-}
-
-uint32_t bitplane_word_inverse(uint32_t bp) {
-    uint32_t out = 0;
-    for (int b = 0; b < 4; ++b) {
-        const uint32_t byte = (bp >> (8 * b)) & 0xFFu;
-        const uint32_t lo = ((byte >> 4) & 8u) | ((byte >> 1) & 7u);
-        const uint32_t hi = ((byte << 3) & 8u) | ((byte >> 4) & 7u);
-        out |= (lo << (4 * b)) | (hi << (4 * (b + 4)));
-    }
-    return out;
-}
-
 namespace {
 void bitplane_apply(const uint8_t* src, uint8_t* dst, size_t bytes, uint32_t (*f)(uint32_t), const char* who) {
     if (bytes % 4 != 0)
