@@ -106,13 +106,6 @@ static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem formula disa
 static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt thread count disagrees with the kernel");
 #endif
 
-// Per-row word written by the pre-pass: bits 0..15 reference exponent + 64, bit 16 NaN, bit 17 wide.
-constexpr uint32_t kRowNan = 1u << 16;
-constexpr uint32_t kRowWide = 1u << 17;
-__device__ __forceinline__ int row_ref(uint32_t w) {
-    return (int)(w & 0xFFFFu) - 64;
-}
-
 // Workspace view (docs/ABI_SM90.md, "sm90pp1"): Mr = tiles_m * BLOCK_M, Nr = tiles_n * BLOCK_N;
 //   A8   (Mr/BLOCK_M, K/128, BLOCK_M, 128) e5m2 at byte 0
 //   B8   (Nr/BLOCK_N, K/128, BLOCK_N, 128) e5m2 at byte Mr*K
@@ -165,9 +158,7 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     const int units = p.K / 16;
 
     const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
-    if (lane == 0)
-        (is_b ? w.rows_b : w.rows_a)[row] =
-            (uint32_t)(rr.ref + 64) | (rr.nan ? kRowNan : 0u) | (rr.wide ? kRowWide : 0u);
+    if (lane == 0) (is_b ? w.rows_b : w.rows_a)[row] = row_word(rr);
 
     // 16 elements (8 bytes of fp4, one scale block half) per lane and iteration -> one 16-byte chunk.
     for (int u = lane; u < units; u += 32) {

@@ -180,9 +180,7 @@ using WgmmaSS = WgmmaE5m2SS<BLOCK_S>;
 // A_PREPASS workspace (docs/ABI_SM90.md, sm90pa1): Mr = tiles_m * BLOCK_R;
 //   A8   (Mr/BLOCK_R, K/128, BLOCK_R, 128) e5m2, SW128 (16-byte chunk c of row r at c ^ (r % 8)), the
 //        k order of the S side: block j of a stage in chunks 2j (lo words) and 2j+1 (hi words)
-//   rows uint32 [Mr] at byte Mr*K: (ref + 64) | NaN << 16 | wide << 17
-constexpr uint32_t kRowNan = 1u << 16;
-constexpr uint32_t kRowWide = 1u << 17;
+//   rows uint32 [Mr] at byte Mr*K: row_word() (sm90_ptx.cuh)
 
 }  // namespace
 
@@ -204,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(256) F4GEMM_CAT(F4GEMM_KNL_NAME, _p
     const uint8_t* src = p.A + (size_t)row * p.lda;
     const uint8_t* sc = p.sA + (size_t)row * p.ldsa;
     const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
-    if (lane == 0) rows[row] = (uint32_t)(rr.ref + 64) | (rr.nan ? kRowNan : 0u) | (rr.wide ? kRowWide : 0u);
+    if (lane == 0) rows[row] = row_word(rr);
     const int t = row / BLOCK_R, r = row % BLOCK_R, sw = r & 7;
     uint8_t* tile = ws + (size_t)t * BLOCK_R * p.K;
     for (int u = lane; u < p.K / 32; u += 32) {
@@ -362,8 +360,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         const uint32_t* rows = reinterpret_cast<const uint32_t*>(
             reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
         const uint32_t w0 = rows[m0 + rr0], w1 = rows[m0 + rr1];
-        ref0 = (int)(w0 & 0xFFFFu) - 64;
-        ref1 = (int)(w1 & 0xFFFFu) - 64;
+        ref0 = row_ref(w0);
+        ref1 = row_ref(w1);
         nan_r = ((w0 & kRowNan) ? 1 : 0) | ((w1 & kRowNan) ? 2 : 0);
         if ((w0 | w1) & kRowWide) *s_wide = 1;
     } else {

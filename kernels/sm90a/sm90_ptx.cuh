@@ -173,6 +173,17 @@ __device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords
     return r;
 }
 
+// Per-row word of the pre-pass kernels (sm90pp1, sm90pa1; docs/ABI_SM90.md): bits 0..15 the reference
+// exponent + 64, bit 16 NaN, bit 17 wide.
+constexpr uint32_t kRowNan = 1u << 16;
+constexpr uint32_t kRowWide = 1u << 17;
+__device__ __forceinline__ uint32_t row_word(const RowRef& r) {
+    return (uint32_t)(r.ref + 64) | (r.nan ? kRowNan : 0u) | (r.wide ? kRowWide : 0u);
+}
+__device__ __forceinline__ int row_ref(uint32_t w) {
+    return (int)(w & 0xFFFFu) - 64;
+}
+
 // SW128 K-major shared-memory matrix descriptor (sm_90 GMMA): start address, LBO (unused for swizzled
 // K-major, 1 as CUTLASS writes it), SBO = 1024 bytes between 8-row groups, layout type 1 = 128B swizzle.
 __device__ __forceinline__ uint64_t make_desc_sw128(uint32_t smem_addr) {
