@@ -33,6 +33,12 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
                                                ", threads " + std::to_string(kc.threads) +
                                                "): tiles and threads must be positive in the manifest");
 
+    if (has_prepass(kc.abi) && kc.split_k)  // before the split checks, whose advice would not apply
+        throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got splitK=1 with abi " +
+                                               (kc.abi == KernelAbi::Sm90pa1 ? "sm90pa1" : "sm90pp1") +
+                                               "): pre-pass kernels do not split K; set splitK to 0 in "
+                                               "the manifest");
+
     LaunchPlan p;
     p.grid.x = static_cast<unsigned>(ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n)));
     p.grid.y = static_cast<unsigned>(ceil_div(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m)));
@@ -84,11 +90,6 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.zero_workspace = p.workspace_bytes > 0;
     if (has_prepass(kc.abi)) {
         const bool a_only = kc.abi == KernelAbi::Sm90pa1;
-        if (kc.split_k)
-            throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got splitK=1 with abi " +
-                                                   (a_only ? "sm90pa1" : "sm90pp1") +
-                                                   "): pre-pass kernels do not split K; set splitK to 0 in "
-                                                   "the manifest");
         p.workspace_bytes = a_only ? sm90pa_workspace_bytes(kc, m, k) : sm90pp_workspace_bytes(kc, m, n, k);
         const size_t rows = size_t(p.grid.y) * kc.tile_m + (a_only ? 0 : size_t(p.grid.x) * kc.tile_n);
         p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kSm90ppPrepassThreads / 32)));

@@ -344,7 +344,7 @@ TEST(Abi, Sm90pp1LaunchPlan) {
 TEST(Abi, Sm90pp1RejectsSplitK) {
     KernelConfig k = pp_128x128();
     k.split_k = 1;
-    for (int L : {0, 2}) {
+    for (int L : {-1, 0, 2}) {  // -1 (--splitk -1 unresolved): the pre-pass error, not the split advice
         const std::string e = error_of(k, 300, 2064, 1024, L);
         EXPECT_NE(e.find("kernel t_128x128.co (got splitK=1 with abi sm90pp1)"), std::string::npos) << e;
         EXPECT_NE(e.find("set splitK to 0 in the manifest"), std::string::npos) << e;
