@@ -235,7 +235,7 @@ int run(const RunOptions& o) try {
             plan.block.x, plan.log2_k_split);
         if (plan.pre_grid.x)
             say("pre-pass {}{}: grid = ({}, 1, 1) x {} threads, workspace {} bytes", kc.knl_name,
-                kSm90ppPrepassSuffix, plan.pre_grid.x, plan.pre_block.x, plan.workspace_bytes);
+                kPrepassSuffix, plan.pre_grid.x, plan.pre_block.x, plan.workspace_bytes);
         if (o.dry_run) return 0;
     } else {
         log2_split = std::max(o.splitk, 0);

@@ -29,12 +29,14 @@ struct LaunchPlan {
     size_t a_bytes = 0, b_bytes = 0, sa_bytes = 0, sb_bytes = 0;
     size_t d_bytes = 0;          // round_up(M,32) x N bf16
     size_t c_bytes = 0;          // M x N bf16 (0 when no C)
-    size_t workspace_bytes = 0;  // sm90v1 split-K partials or the sm90pp1 pre-pass image: docs/ABI_SM90.md
+    size_t workspace_bytes = 0;  // sm90v1 split-K partials, or the pre-pass image (sm90pp1, sm90pa1):
+                                 // docs/ABI_SM90.md
     bool zero_workspace = false;  // sm90v1 split-K: the host zeroes it before every launch
-    Dim3 pre_grid{0, 1, 1};       // sm90pp1: the pre-pass launch, (ceil((Mr + Nr) / 8), 1, 1); x = 0: none
-    Dim3 pre_block{0, 1, 1};      // sm90pp1: (256, 1, 1)
+    Dim3 pre_grid{0, 1, 1};       // pre-pass ABIs: (ceil(rows / 8), 1, 1), rows = Mr + Nr (pp1) or Mr (pa1);
+                                  // x = 0: no pre-pass launch
+    Dim3 pre_block{0, 1, 1};      // pre-pass ABIs: (256, 1, 1)
     size_t scale_stride = 0;     // stride_ScaleA0 == stride_ScaleB0 in bytes
-    size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1)
+    size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1, sm90pa1)
 };
 
 // Throws Errc::InvalidArgument if K % (1 << log2_k_split) != 0 (asm_f4gemm's split error),
@@ -54,8 +56,8 @@ size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k);
 inline bool has_prepass(KernelAbi abi) {
     return abi == KernelAbi::Sm90pp1 || abi == KernelAbi::Sm90pa1;
 }
-constexpr unsigned kSm90ppPrepassThreads = 256;  // one warp per row
-constexpr const char* kSm90ppPrepassSuffix = "_prepass";
+constexpr unsigned kPrepassThreads = 256;  // one warp per row (sm90pp1, sm90pa1)
+constexpr const char* kPrepassSuffix = "_prepass";
 
 struct DevicePointers {
     uint64_t d = 0, c = 0, a = 0, b = 0, scale_a = 0, scale_b = 0, workspace = 0;

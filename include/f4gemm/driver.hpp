@@ -87,8 +87,8 @@ public:
     Device& device() { return dev_; }
     // Loads the code object of kernel `index` (a missing file is named, as asm_f4gemm does).
     void prepare(int index);
-    // The memsets the kernel needs (aiter split: D; sm90v1 split: workspace), then the launch (sm90pp1:
-    // the pre-pass, then the GEMM, in stream order).
+    // The memsets the kernel needs (aiter split: D; sm90v1 split: workspace), then the launch (pre-pass
+    // ABIs: <knl_name>_prepass, then the GEMM, in stream order).
     // `ptr.workspace` is ignored: the launcher owns it. Asynchronous on the device's stream.
     void launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
                 float beta);
@@ -97,7 +97,7 @@ private:
     Device& dev_;
     Manifest manifest_;
     std::vector<void*> functions_;  // per manifest index, nullptr until prepared
-    std::vector<void*> prepass_;    // sm90pp1: <knl_name>_prepass per manifest index
+    std::vector<void*> prepass_;    // pre-pass ABIs: <knl_name>_prepass per manifest index
     DevPtr workspace_ = 0;
     size_t workspace_bytes_ = 0;
 };

@@ -29,6 +29,7 @@ constexpr uint8_t kScalePadByte = 0x7F;  // 2^0: an edge tile can never pick up 
 //   src[n0*16 + n1][k0*32 + k1*16 + k2] -> dst[(((n0*Kp/32 + k0)*2 + k1)*16 + n1)*16 + k2]
 size_t aiter_b_index(size_t n, size_t kbyte, size_t k);  // dst offset of src (n, kbyte)
 void aiter_b_shuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
+void aiter_b_unshuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
 
 // Bit-plane B (our sm_90a decode kernels, b_layout "bitplane"): a bit permutation inside every 32-bit
 // word (4 bytes = 8 elements e0..e7, plain: e_i in nibble i, nibble = sign(bit 3) | magnitude(bits 2..0)).
@@ -40,7 +41,6 @@ void aiter_b_shuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
 // bitplane_word / bitplane_word_inverse: include/f4gemm/bitplane.h (shared with the kernels).
 void bitplane_pack(const uint8_t* src, uint8_t* dst, size_t bytes);
 void bitplane_unpack(const uint8_t* src, uint8_t* dst, size_t bytes);
-void aiter_b_unshuffle(const uint8_t* src, uint8_t* dst, size_t n, size_t k);
 
 // --- aiter scales: pad [rows, k/32] to [round_up(rows,256), round_up(k/32,8)] then shuffle -----
 struct ScaleShape {
@@ -61,8 +61,11 @@ void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_
 // --- per-kernel layout names, as the manifest's b_layout / scale_layout columns spell them ----
 enum class BLayout { Plain, Aiter16x16, Bitplane };
 enum class ScaleLayout { Plain, AiterShuffled };
-BLayout parse_b_layout(const std::string& s);          // "plain" | "aiter16x16" | "bitplane"; throws
-ScaleLayout parse_scale_layout(const std::string& s);  // "plain" | "aiter"; throws
+// The accepted names, as the fix in an error message (parse_* and the manifest reader).
+constexpr const char* kBLayoutChoices = "plain, aiter16x16 or bitplane";
+constexpr const char* kScaleLayoutChoices = "plain or aiter";
+BLayout parse_b_layout(const std::string& s);          // one of kBLayoutChoices; throws
+ScaleLayout parse_scale_layout(const std::string& s);  // one of kScaleLayoutChoices; throws
 const char* to_string(BLayout l);
 const char* to_string(ScaleLayout l);
 

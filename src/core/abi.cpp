@@ -13,6 +13,17 @@ namespace f4gemm {
 
 namespace {
 
+// Rows a pre-pass converts: A rounded up to tile_M, and with_b, B rounded up to tile_N (sm90pp1).
+size_t prepass_rows(const KernelConfig& kc, int m, int n, bool with_b) {
+    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
+    return with_b ? mr + round_up(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n)) : mr;
+}
+
+// The pre-pass workspace: one e5m2 byte per element of those rows, then one uint32 word per row.
+size_t prepass_image_bytes(size_t rows, size_t k) {
+    return rows * k + 4 * rows;
+}
+
 std::string shape_str(int m, int n, int k) {
     return "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k);
 }
@@ -89,11 +100,10 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     p.zero_workspace = p.workspace_bytes > 0;
     if (has_prepass(kc.abi)) {
-        const bool a_only = kc.abi == KernelAbi::Sm90pa1;
-        p.workspace_bytes = a_only ? sm90pa_workspace_bytes(kc, m, k) : sm90pp_workspace_bytes(kc, m, n, k);
-        const size_t rows = size_t(p.grid.y) * kc.tile_m + (a_only ? 0 : size_t(p.grid.x) * kc.tile_n);
-        p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kSm90ppPrepassThreads / 32)));
-        p.pre_block.x = kSm90ppPrepassThreads;
+        const size_t rows = prepass_rows(kc, m, n, kc.abi == KernelAbi::Sm90pp1);
+        p.workspace_bytes = prepass_image_bytes(rows, K);
+        p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kPrepassThreads / 32)));
+        p.pre_block.x = kPrepassThreads;
     }
     p.args_bytes = kc.abi == KernelAbi::Aiter ? F4GEMM_KERNARG_PREFIX_BYTES : F4GEMM_SM90_ARGS_BYTES;
     return p;
@@ -101,15 +111,12 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 
 size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k) {
     if (m <= 0 || k <= 0 || kc.tile_m <= 0) return 0;
-    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
-    return mr * static_cast<size_t>(k) + 4 * mr;
+    return prepass_image_bytes(prepass_rows(kc, m, 0, false), static_cast<size_t>(k));
 }
 
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {
     if (m <= 0 || n <= 0 || k <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0) return 0;
-    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
-    const size_t nr = round_up(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n));
-    return (mr + nr) * static_cast<size_t>(k) + 4 * (mr + nr);
+    return prepass_image_bytes(prepass_rows(kc, m, n, true), static_cast<size_t>(k));
 }
 
 size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz) {

@@ -136,14 +136,13 @@ BLayout parse_b_layout(const std::string& s) {
     if (s == "plain") return BLayout::Plain;
     if (s == "aiter16x16") return BLayout::Aiter16x16;
     if (s == "bitplane") return BLayout::Bitplane;
-    throw Error(Errc::InvalidArgument,
-                "unknown B layout (got '" + s + "'): use plain, aiter16x16 or bitplane");
+    throw Error(Errc::InvalidArgument, "unknown B layout (got '" + s + "'): use " + kBLayoutChoices);
 }
 
 ScaleLayout parse_scale_layout(const std::string& s) {
     if (s == "plain") return ScaleLayout::Plain;
     if (s == "aiter") return ScaleLayout::AiterShuffled;
-    throw Error(Errc::InvalidArgument, "unknown scale layout (got '" + s + "'): use plain or aiter");
+    throw Error(Errc::InvalidArgument, "unknown scale layout (got '" + s + "'): use " + kScaleLayoutChoices);
 }
 
 const char* to_string(BLayout l) {

@@ -169,14 +169,14 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 try {
                     kc.b_layout = parse_b_layout(v);
                 } catch (const Error&) {
-                    fail(source, line_no, "bad b_layout (got '" + v + "'): use plain, aiter16x16 or bitplane");
+                    fail(source, line_no, "bad b_layout (got '" + v + "'): use " + std::string(kBLayoutChoices));
                 }
             } else if (name == "scale_layout") {
                 if (v.empty()) continue;
                 try {
                     kc.scale_layout = parse_scale_layout(v);
                 } catch (const Error&) {
-                    fail(source, line_no, "bad scale_layout (got '" + v + "'): use plain or aiter");
+                    fail(source, line_no, "bad scale_layout (got '" + v + "'): use " + std::string(kScaleLayoutChoices));
                 }
             } else {
                 kc.extra[name] = v;

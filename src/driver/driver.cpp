@@ -301,7 +301,7 @@ void Launcher::prepare(int index) {
     void* module = dev_.load_module(path);
     void* fn = dev_.get_function(module, kc.knl_name);
     dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
-    if (has_prepass(kc.abi)) prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kSm90ppPrepassSuffix);
+    if (has_prepass(kc.abi)) prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kPrepassSuffix);
     functions_[size_t(index)] = fn;
 }
 
