@@ -110,6 +110,24 @@ def bitplane_pack(b):
     return out.reshape(b.shape).contiguous()
 
 
+def frag16_pack(b):
+    """B in the frag16 layout of our mma.sync decode kernels (include/f4gemm/layout.hpp, frag16_word_index):
+    the bit-plane words, shuffled so that each lane loads its m16n8k32 fragments with 16-byte loads. Word t of
+    scale block 4c+j of row 16G+8h+g goes to word (G*(K/128) + c)*256 + h*128 + (g*4 + t)*4 + j: a 1024-byte
+    chunk per (16-row group G, 128-K chunk c), rows g = 0..7 in its first 512 bytes, rows 8..15 in the next,
+    lane g*4+t's 16 bytes = word t of blocks 4c..4c+3. b: uint8 [rows, K/2] plain, rows % 16 == 0 (make_mx's
+    rows are a multiple of 256), K % 128 == 0; returns uint8 [rows, K/2]."""
+    rows, kh = b.shape
+    if rows % 16 or kh % 64:
+        raise ValueError(f"frag16_pack: B has shape [{rows}, {kh}]: frag16 needs rows % 16 == 0 and "
+                         "K/2 % 64 == 0 (K % 128): pad the operand")
+    w = bitplane_pack(b).view(torch.int32).reshape(rows // 16, 2, 8, kh // 64, 4, 4)  # G, h, g, c, j, t
+    return w.permute(0, 3, 1, 2, 5, 4).contiguous().view(torch.uint8).reshape(rows, kh)  # G, c, h, g, t, j
+
+
+B_PACK = {"bitplane": bitplane_pack, "frag16": frag16_pack}  # b_layout -> host transform of plain B
+
+
 def dequant(packed, scales, rows, k, dtype=torch.float64):
     lut = torch.tensor(E2M1, dtype=dtype, device="cuda")
     p = packed[:rows].to(torch.int64)
@@ -259,9 +277,10 @@ def main():
             ops.append({"a": a, "sa": sa, "b": b, "sb": sb})
         d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
         kern, l2 = f4.select(m, n, k)
-        if f4.b_layout(kern) == "bitplane":  # the kernel reads B pre-shuffled, like aiter's bpreshuffle
+        b_pack = B_PACK.get(f4.b_layout(kern))
+        if b_pack:  # the kernel reads B pre-shuffled (bitplane, frag16), like aiter's bpreshuffle
             for o in ops:
-                o["b_kernel"] = bitplane_pack(o["b"])
+                o["b_kernel"] = b_pack(o["b"])
         # Correctness first: f4gemm vs the float64 reference on the GPU, the project's metric.
         d.fill_(float("nan"))
         f4.gemm(kern, l2, m, n, k, ops[0], d)

@@ -357,6 +357,18 @@ int pack(const PackOptions& o) try {
         else
             bitplane_pack(x.u8(), y.data(), y.size());
         npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
+    } else if (o.layout == "frag16") {
+        if (rows % 16 || cols % 64)
+            throw Error(Errc::BadInput,
+                        fmt::format("--in {} has shape [{}, {}]: frag16 needs rows % 16 == 0 and "
+                                    "K/2 % 64 == 0 (K % 128): pad the operand",
+                                    o.in, rows, cols));
+        std::vector<uint8_t> y(x.bytes.size());
+        if (o.inverse)
+            frag16_unpack(x.u8(), y.data(), rows, cols * 2);
+        else
+            frag16_pack(x.u8(), y.data(), rows, cols * 2);
+        npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
     } else if (o.layout == "aiter-scale") {
         if (o.inverse) {
             if (rows % 256 || cols % 8)
@@ -373,7 +385,7 @@ int pack(const PackOptions& o) try {
         }
     } else {
         throw Error(Errc::InvalidArgument,
-                    "unknown --layout '" + o.layout + "': use aiter-b, aiter-scale or bitplane");
+                    "unknown --layout '" + o.layout + "': use aiter-b, aiter-scale, bitplane or frag16");
     }
     return 0;
 } catch (const Error& e) {

@@ -1,7 +1,8 @@
 // Layout maps between plain OCP operands and the kernels' device images: aiter's B 16x16
 // preshuffle and scale pad+shuffle (ports of asm_f4gemm f4gemm_ref.hpp shuffle_weight_16x16 /
-// shuffle_scale, themselves ports of aiter.ops.shuffle), their inverses, the layout names of the
-// manifest, and the row over-allocation of A/B images. docs/LAYOUTS.md derives every formula.
+// shuffle_scale, themselves ports of aiter.ops.shuffle), the bit-plane and frag16 B layouts of our
+// sm_90a decode kernels, their inverses, the layout names of the manifest, and the row
+// over-allocation of A/B images. docs/LAYOUTS.md and docs/LAYOUTS_SM90.md derive every formula.
 #include "f4gemm/layout.hpp"
 
 #include <cstring>
@@ -130,12 +131,61 @@ void bitplane_unpack(const uint8_t* src, uint8_t* dst, size_t bytes) {
     bitplane_apply(src, dst, bytes, bitplane_word_inverse, "bitplane_unpack");
 }
 
+// --- frag16 B -------------------------------------------------------------------------------------
+
+namespace {
+void check_frag16_shape(size_t n, size_t k, const char* fn) {
+    if (n % 16 != 0)
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": N (got " + num(n) +
+                                               ") must be a multiple of 16 for the frag16 B layout (one "
+                                               "16-row mma fragment per group); pad N");
+    if (k % 128 != 0)
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": K (got " + num(k) +
+                                               ") must be a multiple of 128 for the frag16 B layout (four "
+                                               "32-element scale blocks per 16-byte load); pad K");
+}
+}  // namespace
+
+size_t frag16_word_index(size_t n, size_t w, size_t k) {
+    const size_t kb = w / 4, t = w % 4;
+    const size_t G = n / 16, r = n % 16, g = r % 8, h = r / 8;
+    const size_t c = kb / 4, j = kb % 4;
+    return (G * (k / 128) + c) * 256 + h * 128 + (g * 4 + t) * 4 + j;
+}
+
+// Word by word: the four words a lane loads come from four different blocks, so there is no run
+// longer than one word on the plain side.
+void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
+    check_frag16_shape(n, k, "frag16_pack");
+    const size_t words = k / 8;  // per row
+    for (size_t row = 0; row < n; ++row)
+        for (size_t w = 0; w < words; ++w) {
+            uint32_t x;
+            std::memcpy(&x, src + (row * words + w) * 4, 4);
+            x = bitplane_word(x);
+            std::memcpy(dst + frag16_word_index(row, w, k) * 4, &x, 4);
+        }
+}
+
+void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
+    check_frag16_shape(n, k, "frag16_unpack");
+    const size_t words = k / 8;
+    for (size_t row = 0; row < n; ++row)
+        for (size_t w = 0; w < words; ++w) {
+            uint32_t x;
+            std::memcpy(&x, src + frag16_word_index(row, w, k) * 4, 4);
+            x = bitplane_word_inverse(x);
+            std::memcpy(dst + (row * words + w) * 4, &x, 4);
+        }
+}
+
 // --- layout names -------------------------------------------------------------------------------
 
 BLayout parse_b_layout(const std::string& s) {
     if (s == "plain") return BLayout::Plain;
     if (s == "aiter16x16") return BLayout::Aiter16x16;
     if (s == "bitplane") return BLayout::Bitplane;
+    if (s == "frag16") return BLayout::Frag16;
     throw Error(Errc::InvalidArgument, "unknown B layout (got '" + s + "'): use " + kBLayoutChoices);
 }
 
@@ -146,7 +196,17 @@ ScaleLayout parse_scale_layout(const std::string& s) {
 }
 
 const char* to_string(BLayout l) {
-    return l == BLayout::Plain ? "plain" : l == BLayout::Aiter16x16 ? "aiter16x16" : "bitplane";
+    switch (l) {
+        case BLayout::Plain:
+            return "plain";
+        case BLayout::Aiter16x16:
+            return "aiter16x16";
+        case BLayout::Bitplane:
+            return "bitplane";
+        case BLayout::Frag16:
+            return "frag16";
+    }
+    return "?";
 }
 const char* to_string(ScaleLayout l) {
     return l == ScaleLayout::Plain ? "plain" : "aiter";
@@ -195,6 +255,13 @@ OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n
         // n*k/2 bytes and the zero rows past n are the same in either layout.
         img.data.assign(round_up(n, kOperandRowPad) * (k / 2), 0);
         aiter_b_shuffle(packed, img.data.data(), n, k);  // (round_up(n,256), k/2), 16x16 preshuffle
+    } else if (bl == BLayout::Frag16) {
+        check_frag16_shape(round_up(n, kOperandRowPad), k, "make_b_image");  // K; padded rows are % 16
+        // Pad first, then shuffle the whole padded image (the shuffle moves words between rows, so
+        // it cannot run in place): real rows of a partial 16-row group share chunks with zero rows.
+        const std::vector<uint8_t> plain = padded_rows(packed, n, k);
+        img.data.resize(plain.size());  // (round_up(n,256), k/2) bytes, frag16
+        frag16_pack(plain.data(), img.data.data(), round_up(n, kOperandRowPad), k);
     } else {
         img.data = padded_rows(packed, n, k);  // (round_up(n,256), k/2) fp4x2, K-major, plain
         if (bl == BLayout::Bitplane) bitplane_pack(img.data.data(), img.data.data(), img.data.size());

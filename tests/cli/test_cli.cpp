@@ -302,7 +302,44 @@ TEST(Cli, PackAndQuantizeRoundTrip) {
     EXPECT_EQ(f4gemm::dequantize(q), x);  // values on the MXFP4 grid survive exactly
 }
 
+TEST(Cli, PackFrag16RoundTrip) {
+    TempDir t;
+    const size_t rows = 48, k = 512;
+    const f4gemm::MxOperand b = f4gemm::make_operand(rows, k, 5678);
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {rows, k / 2}, b.packed.data());
+    const Result r = f4("pack --layout frag16 --in " + (t / "b.npy") + " --out " + (t / "bf.npy"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    const f4gemm::NpyArray bf = f4gemm::npy_read(t / "bf.npy");
+    EXPECT_EQ(bf.shape, (std::vector<size_t>{rows, k / 2}));
+    std::vector<uint8_t> want(b.packed.size());
+    f4gemm::frag16_pack(b.packed.data(), want.data(), rows, k);
+    EXPECT_EQ(bf.bytes, want);  // as the library computes it
+    // Spot check against the definition: word 5 of row 9 (block 1, t 1; G 0, h 1, g 1, c 0, j 1)
+    // is bit-plane word 128 + (1*4 + 1)*4 + 1 = 149.
+    uint32_t plain, packed;
+    std::memcpy(&plain, b.packed.data() + 9 * (k / 2) + 4 * 5, 4);
+    std::memcpy(&packed, bf.bytes.data() + 4 * 149, 4);
+    EXPECT_EQ(packed, f4gemm::bitplane_word(plain));
+    ASSERT_EQ(f4("pack --layout frag16 --inverse --in " + (t / "bf.npy") + " --out " + (t / "bu.npy")).rc, 0);
+    EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
+}
+
 // ---- bad input ---------------------------------------------------------------------------------
+
+TEST(CliBadInput, PackFrag16Shapes) {
+    TempDir t;
+    const std::vector<uint8_t> x(24 * 96, 0x11);
+    f4gemm::npy_write(t / "r24.npy", f4gemm::NpyDtype::U8, {24, 64}, x.data());   // rows % 16
+    f4gemm::npy_write(t / "k192.npy", f4gemm::NpyDtype::U8, {16, 96}, x.data());  // K = 192
+    expect_one_line_error(f4("pack --layout frag16 --in " + (t / "r24.npy") + " --out " + (t / "o.npy")),
+                          "has shape [24, 64]: frag16 needs rows % 16 == 0 and K/2 % 64 == 0 (K % 128): pad");
+    expect_one_line_error(
+        f4("pack --layout frag16 --inverse --in " + (t / "k192.npy") + " --out " + (t / "o.npy")),
+        "has shape [16, 96]: frag16 needs");
+    EXPECT_FALSE(fs::exists(t / "o.npy"));
+    expect_one_line_error(f4("pack --layout frag --in " + (t / "r24.npy") + " --out " + (t / "o.npy")),
+                          "use aiter-b, aiter-scale, bitplane or frag16");
+}
 
 TEST(CliBadInput, Shapes) {
     expect_one_line_error(f4("--backend cpu -k 300"), "K must be a multiple of 256 (got 300)");

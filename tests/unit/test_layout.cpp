@@ -1,10 +1,12 @@
 // Tests of layout.hpp: each aiter map against a generic view/permute (torch's
 // x.view(dims).permute(perm).contiguous(), written independently here), bijection and inverse,
-// index cases computed by hand from the formulas, scale padding content, and device images.
+// index cases computed by hand from the formulas, scale padding content, and device images; the
+// bit-plane word and the frag16 shuffle (against a lane-by-lane construction and the view/permute).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -223,12 +225,15 @@ TEST(AiterScale, RejectsUnpaddedShapes) {
 // ---- names --------------------------------------------------------------------------------------
 
 TEST(LayoutNames, ParseAndPrint) {
-    for (BLayout l : {BLayout::Plain, BLayout::Aiter16x16}) EXPECT_EQ(parse_b_layout(to_string(l)), l);
+    for (BLayout l : {BLayout::Plain, BLayout::Aiter16x16, BLayout::Bitplane, BLayout::Frag16})
+        EXPECT_EQ(parse_b_layout(to_string(l)), l);
     for (ScaleLayout l : {ScaleLayout::Plain, ScaleLayout::AiterShuffled})
         EXPECT_EQ(parse_scale_layout(to_string(l)), l);
     EXPECT_STREQ(to_string(BLayout::Aiter16x16), "aiter16x16");
     EXPECT_STREQ(to_string(ScaleLayout::AiterShuffled), "aiter");
     expect_error([] { parse_b_layout("aiter"); }, Errc::InvalidArgument, "'aiter'");
+    expect_error([] { parse_b_layout("frag"); }, Errc::InvalidArgument,
+                 "use plain, aiter16x16, bitplane or frag16");
     expect_error([] { parse_scale_layout("Plain"); }, Errc::InvalidArgument, "'Plain'");
 }
 
@@ -355,4 +360,143 @@ TEST(Bitplane, ImageKeepsRowsAndPaddingAndPacksWords) {
     EXPECT_EQ(f4gemm::parse_b_layout("bitplane"), f4gemm::BLayout::Bitplane);
     EXPECT_STREQ(f4gemm::to_string(f4gemm::BLayout::Bitplane), "bitplane");
     EXPECT_THROW(f4gemm::bitplane_pack(plain.data(), back.data(), 6), f4gemm::Error);
+}
+
+// --- frag16 B (sm_90a mma.sync decode kernels) --------------------------------------------------
+
+namespace {
+const NK kFrag16Shapes[] = {{16, 128}, {32, 256}, {48, 384}, {256, 1024}, {272, 640}, {64, 2048}};
+
+std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+    std::vector<uint8_t> v(n);
+    uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : v) {
+        x = x * 1664525u + 1013904223u;
+        b = uint8_t(x >> 24);
+    }
+    return v;
+}
+
+uint32_t word_at(const std::vector<uint8_t>& v, size_t i) {
+    uint32_t w;
+    std::memcpy(&w, v.data() + 4 * i, 4);
+    return w;
+}
+
+// The layout built the way a kernel reads it, independently of frag16_word_index: walk the chunks
+// (G, c), then the row half h, the lanes (g, t) and the four words j of a lane in memory order, and
+// append word t of block 4c+j of row 16G+8h+g, bit-plane packed.
+std::vector<uint8_t> frag16_by_lanes(const std::vector<uint8_t>& plain, size_t n, size_t k) {
+    std::vector<uint8_t> out;
+    const size_t row_words = k / 8;
+    for (size_t G = 0; G < n / 16; ++G)
+        for (size_t c = 0; c < k / 128; ++c)
+            for (size_t h = 0; h < 2; ++h)
+                for (size_t lane = 0; lane < 32; ++lane)
+                    for (size_t j = 0; j < 4; ++j) {
+                        const size_t g = lane / 4, t = lane % 4, row = 16 * G + 8 * h + g, block = 4 * c + j;
+                        const uint32_t w = bitplane_word(word_at(plain, row * row_words + block * 4 + t));
+                        const uint8_t* b = reinterpret_cast<const uint8_t*>(&w);
+                        out.insert(out.end(), b, b + 4);
+                    }
+    return out;
+}
+}  // namespace
+
+TEST(Frag16, PackUnpackRoundTrip) {
+    for (const NK& s : kFrag16Shapes) {
+        const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n * 7 + s.k));
+        std::vector<uint8_t> packed(plain.size()), back(plain.size());
+        frag16_pack(plain.data(), packed.data(), s.n, s.k);
+        frag16_unpack(packed.data(), back.data(), s.n, s.k);
+        EXPECT_EQ(back, plain) << s.n << "x" << s.k;
+        EXPECT_NE(packed, plain) << s.n << "x" << s.k;
+    }
+}
+
+TEST(Frag16, MatchesLaneByLaneConstructionAndViewPermute) {
+    for (const NK& s : kFrag16Shapes) {
+        const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n + s.k * 3));
+        std::vector<uint8_t> packed(plain.size()), bp(plain.size());
+        frag16_pack(plain.data(), packed.data(), s.n, s.k);
+        EXPECT_EQ(packed, frag16_by_lanes(plain, s.n, s.k)) << s.n << "x" << s.k;
+        // bench.py's form: bit-plane words viewed as [G, h, g, c, j, t] (+ 4 bytes), permuted to
+        // (G, c, h, g, t, j).
+        bitplane_pack(plain.data(), bp.data(), bp.size());
+        EXPECT_EQ(packed, view_permute(bp, {s.n / 16, 2, 8, s.k / 128, 4, 4, 4}, {0, 3, 1, 2, 5, 4, 6}))
+            << s.n << "x" << s.k;
+    }
+}
+
+TEST(Frag16, IndexIsABijection) {
+    for (const NK& s : kFrag16Shapes) {
+        const size_t words = s.n * s.k / 8;
+        std::vector<int> hit(words, 0);
+        for (size_t row = 0; row < s.n; ++row)
+            for (size_t w = 0; w < s.k / 8; ++w) {
+                const size_t d = frag16_word_index(row, w, s.k);
+                ASSERT_LT(d, words);
+                ++hit[d];
+            }
+        EXPECT_TRUE(std::all_of(hit.begin(), hit.end(), [](int h) { return h == 1; })) << s.n << "x" << s.k;
+    }
+}
+
+// dst_word = (G*(k/128) + c)*256 + h*128 + (g*4 + t)*4 + j, by hand.
+TEST(Frag16, HandComputedIndices) {
+    EXPECT_EQ(frag16_word_index(0, 0, 128), 0u);
+    EXPECT_EQ(frag16_word_index(0, 4, 128), 1u);      // next scale block: j = 1, the next word of the lane
+    EXPECT_EQ(frag16_word_index(0, 1, 128), 4u);      // next word of a block: the next lane (t = 1)
+    EXPECT_EQ(frag16_word_index(1, 0, 128), 16u);     // next row: lane 4 (g = 1)
+    EXPECT_EQ(frag16_word_index(8, 0, 128), 128u);    // row 8: second half of the chunk (h = 1)
+    EXPECT_EQ(frag16_word_index(0, 16, 256), 256u);   // next 128-K chunk (c = 1)
+    EXPECT_EQ(frag16_word_index(16, 0, 256), 512u);   // next 16-row group: after k/128 = 2 chunks
+    EXPECT_EQ(frag16_word_index(15, 15, 128), 255u);  // g 7, h 1, t 3, j 3: the last word of a chunk
+    // n 17, w 21, k 256: G 1, g 1, h 0, kb 5 (c 1, j 1), t 1 -> (1*2 + 1)*256 + (4 + 1)*4 + 1 = 789.
+    EXPECT_EQ(frag16_word_index(17, 21, 256), 789u);
+    // Word values are bit-plane words: plain e0 = -6 in row 1, word 0 -> 0x8E in word 16.
+    std::vector<uint8_t> plain(16 * 64, 0), packed(plain.size());
+    plain[64] = 0x0F;
+    frag16_pack(plain.data(), packed.data(), 16, 128);
+    EXPECT_EQ(word_at(packed, 16), 0x0000008Eu);
+    EXPECT_EQ(std::count(packed.begin(), packed.end(), 0), long(packed.size() - 1));
+}
+
+TEST(Frag16, ImageKeepsRealRowsAndZeroPads) {
+    for (const NK& s : {NK{3, 256}, NK{40, 128}, NK{256, 384}, NK{300, 512}}) {
+        const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n));
+        const auto scales = pattern(s.n * s.k / 32, 3);
+        const OperandImage img =
+            make_b_image(plain.data(), scales.data(), s.n, s.k, BLayout::Frag16, ScaleLayout::Plain);
+        const size_t rows = round_up(s.n, kOperandRowPad);
+        ASSERT_EQ(img.data.size(), rows * s.k / 2);  // size unchanged: rows padded to 256 as for plain
+        std::vector<uint8_t> back(img.data.size());
+        frag16_unpack(img.data.data(), back.data(), rows, s.k);
+        EXPECT_TRUE(std::equal(plain.begin(), plain.end(), back.begin())) << s.n << "x" << s.k;
+        EXPECT_TRUE(
+            std::all_of(back.begin() + long(plain.size()), back.end(), [](uint8_t v) { return v == 0; }))
+            << s.n << "x" << s.k;
+        // Scales as for plain B.
+        EXPECT_EQ(img.scale_stride, s.k / 32);
+        EXPECT_TRUE(std::equal(scales.begin(), scales.end(), img.scales.begin()));
+    }
+}
+
+TEST(Frag16, RejectsBadShapes) {
+    std::vector<uint8_t> buf(64 * 1024), out(buf.size());
+    expect_error([&] { frag16_pack(buf.data(), out.data(), 24, 128); }, Errc::InvalidArgument,
+                 "N (got 24) must be a multiple of 16");
+    expect_error([&] { frag16_unpack(buf.data(), out.data(), 8, 128); }, Errc::InvalidArgument, "N (got 8)");
+    expect_error([&] { frag16_pack(buf.data(), out.data(), 16, 192); }, Errc::InvalidArgument,
+                 "K (got 192) must be a multiple of 128");
+    expect_error([&] { frag16_unpack(buf.data(), out.data(), 16, 64); }, Errc::InvalidArgument, "pad K");
+    const auto scales = pattern(16 * 192 / 32, 1);
+    expect_error(
+        [&] { make_b_image(buf.data(), scales.data(), 16, 192, BLayout::Frag16, ScaleLayout::Plain); },
+        Errc::InvalidArgument, "192");
+    try {  // one line
+        frag16_pack(buf.data(), out.data(), 16, 192);
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
 }

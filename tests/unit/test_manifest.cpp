@@ -137,6 +137,17 @@ TEST(Manifest, ReorderedAndExtraColumns) {
     EXPECT_EQ(c.line, 6);
 }
 
+TEST(Manifest, BLayoutColumnValues) {
+    const Manifest m = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,b_layout\n"
+        "16,128,1,0,a,a.cubin,bitplane\n"
+        "16,128,1,0,b,b.cubin,frag16\n",
+        "/tmp/x/t.csv");
+    ASSERT_EQ(m.kernels.size(), 2u);
+    EXPECT_EQ(m.kernels[0].b_layout, BLayout::Bitplane);
+    EXPECT_EQ(m.kernels[1].b_layout, BLayout::Frag16);
+}
+
 TEST(Manifest, AbiColumnValues) {
     // The pre-pass kernels' row as kernels/sm90a/CMakeLists.txt writes it, next to the other ABIs.
     const std::string text =
@@ -228,6 +239,8 @@ TEST(Manifest, BadExtraColumns) {
         << err("abi", "sm100");
     EXPECT_NE(err("abi", "SM90PP1").find("t.csv:2: bad abi (got 'SM90PP1')"), std::string::npos);
     EXPECT_NE(err("b_layout", "weird").find("t.csv:2: bad b_layout (got 'weird')"), std::string::npos);
+    EXPECT_NE(err("b_layout", "weird").find("use plain, aiter16x16, bitplane or frag16"), std::string::npos)
+        << err("b_layout", "weird");
     EXPECT_NE(err("scale_layout", "x").find("t.csv:2: bad scale_layout (got 'x')"), std::string::npos);
     EXPECT_NE(err("threads", "0").find("t.csv:2: bad threads (got '0')"), std::string::npos);
     EXPECT_NE(err("smem_bytes", "-1").find("t.csv:2: bad smem_bytes (got '-1')"), std::string::npos);
