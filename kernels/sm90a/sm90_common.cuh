@@ -208,8 +208,11 @@ __device__ __forceinline__ void splitk_finish(const Problem& p, const SplitGeome
 constexpr int kExactSub = 64;
 constexpr int kExactSmemBytes = 2 * kExactSub * 33 * 4 + 2 * kExactSub * 8;
 
-// kBBitplane: B is in the bit-plane layout (decode kernels with R_BITPLANE); words are converted back.
-template <int NT, bool kBBitplane = false>
+// kBLayout: how B is stored. kExactBPlain; kExactBBitplane (decode kernels with R_BITPLANE: words are
+// converted back); kExactBFrag16 (the dec kernels: words shuffled into 16-row fragment chunks and
+// bit-plane, include/f4gemm/layout.hpp frag16_word_index).
+constexpr int kExactBPlain = 0, kExactBBitplane = 1, kExactBFrag16 = 2;
+template <int NT, int kBLayout = kExactBPlain>
 __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int n0, int tile_m, int tile_n,
                            int kb0, int kb1, uint8_t* smem, int tid) {
     static_assert(NT >= 256, "256 threads compute a 64x64 sub-tile as 16x16 threads of 4x4 outputs");
@@ -239,9 +242,19 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                     const int rows = is_b ? rows_b : rows_a;
                     uint32_t x = 0;
                     if (row < rows) {
-                        const uint8_t* src = is_b ? p.B + (long)row * p.ldb : p.A + (long)row * p.lda;
-                        x = *reinterpret_cast<const uint32_t*>(src + kb * 16 + w * 4);
-                        if (kBBitplane && is_b) x = f4gemm::bitplane_word_inverse(x);
+                        if constexpr (kBLayout == kExactBFrag16) {
+                            // (16-row group, 128-K chunk) of 1024 bytes; rows g / g+8 halves; lane g*4+w
+                            const long off = is_b ? (long)(row / 16) * 16 * p.ldb + (kb / 4) * 1024 +
+                                                        ((row % 16) / 8) * 512 + ((row % 8) * 4 + w) * 16 +
+                                                        (kb % 4) * 4
+                                                  : (long)row * p.lda + kb * 16 + w * 4;
+                            x = *reinterpret_cast<const uint32_t*>((is_b ? p.B : p.A) + off);
+                            if (is_b) x = f4gemm::bitplane_word_inverse(x);
+                        } else {
+                            const uint8_t* src = is_b ? p.B + (long)row * p.ldb : p.A + (long)row * p.lda;
+                            x = *reinterpret_cast<const uint32_t*>(src + kb * 16 + w * 4);
+                            if (kBLayout == kExactBBitplane && is_b) x = f4gemm::bitplane_word_inverse(x);
+                        }
                     }
                     float* dst = (is_b ? b_val : a_val) + r * 33 + w * 8;
 #pragma unroll

@@ -141,6 +141,34 @@ TEST(Sm90, PrepassKernelsOnRaggedShapesAndLongK) {
     EXPECT_GT(tested, 0) << "no sm90pp1 kernel in the manifest";
 }
 
+// The dec kernels (B in frag16, mma.sync fragments loaded straight from global memory, K split across
+// the CTA's warps): M <= 8 and 9..16 take different paths, K = 256 leaves most warps without a chunk,
+// N not a multiple of the tile masks the last CTA, M = 33 spans three row tiles, and a long K; each
+// against the float64 reference under the bf16-rounding bound, with C and alpha on one shape.
+TEST(Sm90, DecodeKernelsOnSmallMRaggedNAndShortK) {
+    REQUIRE_GPU();
+    struct Shape {
+        int m, n, k;
+        bool c;
+    };
+    int tested = 0;
+    for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
+        if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16) continue;
+        for (const Shape s : {Shape{1, 16, 256, false}, Shape{1, 4096, 2048, false}, Shape{8, 272, 512, true},
+                              Shape{9, 1040, 1024, false}, Shape{16, 2048, 8192, false},
+                              Shape{33, 528, 768, true}}) {
+            const Problem p = make_problem(s.m, s.n, s.k, s.c ? 2.f : 1.f, s.c ? 0.5f : 0.f, DataKind::Seed, kSeedA,
+                                           kSeedB, s.c);
+            const VerifyResult v = run_case(int(i), 0, p);
+            EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x"
+                                    << s.k << " " << describe(v);
+            EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
+            ++tested;
+        }
+    }
+    EXPECT_GT(tested, 0) << "no frag16 (dec) kernel in the manifest";
+}
+
 TEST(Sm90, AlphaBetaAndC) {
     REQUIRE_GPU();
     const Problem p = make_problem(200, 1040, 512, 2.f, 0.5f, DataKind::Seed, kSeedA, kSeedB, true);
