@@ -112,17 +112,18 @@ def bitplane_pack(b):
 
 def frag16_pack(b):
     """B in the frag16 layout of our mma.sync decode kernels (include/f4gemm/layout.hpp, frag16_word_index):
-    the bit-plane words, shuffled so that each lane loads its m16n8k32 fragments with 16-byte loads. Word t of
-    scale block 4c+j of row 16G+8h+g goes to word (G*(K/128) + c)*256 + h*128 + (g*4 + t)*4 + j: a 1024-byte
-    chunk per (16-row group G, 128-K chunk c), rows g = 0..7 in its first 512 bytes, rows 8..15 in the next,
-    lane g*4+t's 16 bytes = word t of blocks 4c..4c+3. b: uint8 [rows, K/2] plain, rows % 16 == 0 (make_mx's
-    rows are a multiple of 256), K % 128 == 0; returns uint8 [rows, K/2]."""
+    the bit-plane words, shuffled so that after a 1D bulk copy of a 1024-byte chunk to shared memory each lane
+    gets a block's word of its m16n8k32 fragment with one conflict-free 4-byte load. Word t of scale block 4c+j
+    of row 16G+8h+g goes to word (G*(K/128) + c)*256 + h*128 + j*32 + (g*4 + t): a 1024-byte chunk per (16-row
+    group G, 128-K chunk c), rows g = 0..7 in its first 512 bytes, rows 8..15 in the next; in each half, block
+    j's 32 words (one per lane g*4+t) are the 128 contiguous bytes at j*128. b: uint8 [rows, K/2] plain,
+    rows % 16 == 0 (make_mx's rows are a multiple of 256), K % 128 == 0; returns uint8 [rows, K/2]."""
     rows, kh = b.shape
     if rows % 16 or kh % 64:
         raise ValueError(f"frag16_pack: B has shape [{rows}, {kh}]: frag16 needs rows % 16 == 0 and "
                          "K/2 % 64 == 0 (K % 128): pad the operand")
     w = bitplane_pack(b).view(torch.int32).reshape(rows // 16, 2, 8, kh // 64, 4, 4)  # G, h, g, c, j, t
-    return w.permute(0, 3, 1, 2, 5, 4).contiguous().view(torch.uint8).reshape(rows, kh)  # G, c, h, g, t, j
+    return w.permute(0, 3, 1, 4, 2, 5).contiguous().view(torch.uint8).reshape(rows, kh)  # G, c, h, j, g, t
 
 
 B_PACK = {"bitplane": bitplane_pack, "frag16": frag16_pack}  # b_layout -> host transform of plain B

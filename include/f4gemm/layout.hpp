@@ -43,20 +43,22 @@ void bitplane_pack(const uint8_t* src, uint8_t* dst, size_t bytes);
 void bitplane_unpack(const uint8_t* src, uint8_t* dst, size_t bytes);
 
 // frag16 B (our sm_90a mma.sync decode kernels, b_layout "frag16"): the bit-plane words above, shuffled
-// so that each lane loads its mma.sync m16n8k32 fragments straight from global memory with 16-byte
-// loads, no shared memory. The weight rows sit on the mma's M side (B is the A operand: a 16-row group
-// is one m16 fragment), so lane (g, t) of a warp (g = lane/4 row, t = lane%4) needs, for rows g and g+8
-// of the group, word t (elements 8t..8t+7, two registers after the bit-plane decode) of each 32-element
-// scale block; the four blocks of a 128-K chunk are adjacent, so one 16-byte load per row half brings
-// a lane its words for 128 K, and the warp's 32 loads cover 512 contiguous bytes.
+// so that a warp gets its mma.sync m16n8k32 fragments from a shared-memory copy of one 1024-byte chunk
+// (one 1D bulk copy per chunk) with one conflict-free 4-byte load per lane per scale block. The weight
+// rows sit on the mma's M side (B is the A operand: a 16-row group is one m16 fragment), so lane (g, t)
+// of a warp (g = lane/4 row, t = lane%4) needs, for rows g and g+8 of the group, word t (elements
+// 8t..8t+7, two registers after the bit-plane decode) of each 32-element scale block; within each row
+// half the 32 lanes' words of one block are adjacent in lane order, so lane g*4+t reads word t of block
+// j at byte j*128 + (g*4+t)*4 of its half: 128 contiguous bytes per block, 32 distinct banks.
 // Plain source word w (bytes 4w..4w+3) of row n, with kb = w/4, t = w%4, G = n/16, r = n%16, g = r%8,
 // h = r/8, c = kb/4, j = kb%4:
-//   dst_word = (G*(k/128) + c)*256 + h*128 + (g*4 + t)*4 + j,   value bitplane_word(source word)
+//   dst_word = (G*(k/128) + c)*256 + h*128 + j*32 + (g*4 + t),   value bitplane_word(source word)
 // i.e. 1024-byte chunks, one per (16-row group G, 128-K chunk c), G outer; in a chunk rows 0..7 of the
-// group (h = 0) fill the first 512 bytes and rows 8..15 the next, 16 bytes per lane (g*4+t) = word t of
-// blocks 4c..4c+3 of its row. Same total size as plain (n*k/2 bytes). make_b_image pads the rows to
-// kOperandRowPad (a multiple of 16) first and shuffles the whole padded image; pad words stay zero
-// (bitplane_word(0) == 0). Requires n % 16 == 0 and k % 128 == 0 (InvalidArgument otherwise).
+// group (h = 0) fill the first 512 bytes and rows 8..15 the next; in each half block j (block 4c+j of
+// the row) takes bytes j*128 .. j*128+127, one word per lane g*4+t. Same total size as plain (n*k/2
+// bytes). make_b_image pads the rows to kOperandRowPad (a multiple of 16) first and shuffles the whole
+// padded image; pad words stay zero (bitplane_word(0) == 0). Requires n % 16 == 0 and k % 128 == 0
+// (InvalidArgument otherwise).
 // docs/LAYOUTS_SM90.md, "frag16 B".
 size_t frag16_word_index(size_t n, size_t w, size_t k);  // dst word index of plain word w of row n
 void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k);    // plain [n, k/2] -> frag16

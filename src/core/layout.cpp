@@ -142,7 +142,7 @@ void check_frag16_shape(size_t n, size_t k, const char* fn) {
     if (k % 128 != 0)
         throw Error(Errc::InvalidArgument, std::string(fn) + ": K (got " + num(k) +
                                                ") must be a multiple of 128 for the frag16 B layout (four "
-                                               "32-element scale blocks per 16-byte load); pad K");
+                                               "32-element scale blocks per 1024-byte chunk); pad K");
 }
 }  // namespace
 
@@ -150,11 +150,11 @@ size_t frag16_word_index(size_t n, size_t w, size_t k) {
     const size_t kb = w / 4, t = w % 4;
     const size_t G = n / 16, r = n % 16, g = r % 8, h = r / 8;
     const size_t c = kb / 4, j = kb % 4;
-    return (G * (k / 128) + c) * 256 + h * 128 + (g * 4 + t) * 4 + j;
+    return (G * (k / 128) + c) * 256 + h * 128 + j * 32 + (g * 4 + t);
 }
 
-// Word by word: the four words a lane loads come from four different blocks, so there is no run
-// longer than one word on the plain side.
+// Word by word: every word goes through bitplane_word anyway (the runs common to both sides are only
+// the 4 words t = 0..3 of one block of one row, 16 bytes).
 void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
     check_frag16_shape(n, k, "frag16_pack");
     const size_t words = k / 8;  // per row

@@ -315,10 +315,10 @@ TEST(Cli, PackFrag16RoundTrip) {
     f4gemm::frag16_pack(b.packed.data(), want.data(), rows, k);
     EXPECT_EQ(bf.bytes, want);  // as the library computes it
     // Spot check against the definition: word 5 of row 9 (block 1, t 1; G 0, h 1, g 1, c 0, j 1)
-    // is bit-plane word 128 + (1*4 + 1)*4 + 1 = 149.
+    // is bit-plane word 128 + 1*32 + (1*4 + 1) = 165.
     uint32_t plain, packed;
     std::memcpy(&plain, b.packed.data() + 9 * (k / 2) + 4 * 5, 4);
-    std::memcpy(&packed, bf.bytes.data() + 4 * 149, 4);
+    std::memcpy(&packed, bf.bytes.data() + 4 * 165, 4);
     EXPECT_EQ(packed, f4gemm::bitplane_word(plain));
     ASSERT_EQ(f4("pack --layout frag16 --inverse --in " + (t / "bf.npy") + " --out " + (t / "bu.npy")).rc, 0);
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);

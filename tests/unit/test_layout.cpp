@@ -384,16 +384,17 @@ uint32_t word_at(const std::vector<uint8_t>& v, size_t i) {
 }
 
 // The layout built the way a kernel reads it, independently of frag16_word_index: walk the chunks
-// (G, c), then the row half h, the lanes (g, t) and the four words j of a lane in memory order, and
-// append word t of block 4c+j of row 16G+8h+g, bit-plane packed.
+// (G, c), then the row half h, the four blocks j of the chunk and, for each, the 32 lanes (g, t) in
+// memory order (the words one warp-wide 4-byte shared-memory load reads), and append word t of block
+// 4c+j of row 16G+8h+g, bit-plane packed.
 std::vector<uint8_t> frag16_by_lanes(const std::vector<uint8_t>& plain, size_t n, size_t k) {
     std::vector<uint8_t> out;
     const size_t row_words = k / 8;
     for (size_t G = 0; G < n / 16; ++G)
         for (size_t c = 0; c < k / 128; ++c)
             for (size_t h = 0; h < 2; ++h)
-                for (size_t lane = 0; lane < 32; ++lane)
-                    for (size_t j = 0; j < 4; ++j) {
+                for (size_t j = 0; j < 4; ++j)
+                    for (size_t lane = 0; lane < 32; ++lane) {
                         const size_t g = lane / 4, t = lane % 4, row = 16 * G + 8 * h + g, block = 4 * c + j;
                         const uint32_t w = bitplane_word(word_at(plain, row * row_words + block * 4 + t));
                         const uint8_t* b = reinterpret_cast<const uint8_t*>(&w);
@@ -421,9 +422,9 @@ TEST(Frag16, MatchesLaneByLaneConstructionAndViewPermute) {
         frag16_pack(plain.data(), packed.data(), s.n, s.k);
         EXPECT_EQ(packed, frag16_by_lanes(plain, s.n, s.k)) << s.n << "x" << s.k;
         // bench.py's form: bit-plane words viewed as [G, h, g, c, j, t] (+ 4 bytes), permuted to
-        // (G, c, h, g, t, j).
+        // (G, c, h, j, g, t).
         bitplane_pack(plain.data(), bp.data(), bp.size());
-        EXPECT_EQ(packed, view_permute(bp, {s.n / 16, 2, 8, s.k / 128, 4, 4, 4}, {0, 3, 1, 2, 5, 4, 6}))
+        EXPECT_EQ(packed, view_permute(bp, {s.n / 16, 2, 8, s.k / 128, 4, 4, 4}, {0, 3, 1, 4, 2, 5, 6}))
             << s.n << "x" << s.k;
     }
 }
@@ -442,23 +443,25 @@ TEST(Frag16, IndexIsABijection) {
     }
 }
 
-// dst_word = (G*(k/128) + c)*256 + h*128 + (g*4 + t)*4 + j, by hand.
+// dst_word = (G*(k/128) + c)*256 + h*128 + j*32 + (g*4 + t), by hand.
 TEST(Frag16, HandComputedIndices) {
     EXPECT_EQ(frag16_word_index(0, 0, 128), 0u);
-    EXPECT_EQ(frag16_word_index(0, 4, 128), 1u);      // next scale block: j = 1, the next word of the lane
-    EXPECT_EQ(frag16_word_index(0, 1, 128), 4u);      // next word of a block: the next lane (t = 1)
-    EXPECT_EQ(frag16_word_index(1, 0, 128), 16u);     // next row: lane 4 (g = 1)
+    EXPECT_EQ(frag16_word_index(0, 1, 128), 1u);      // next word of a block: the next lane (t = 1)
+    EXPECT_EQ(frag16_word_index(1, 0, 128), 4u);      // next row: lane 4 (g = 1)
+    EXPECT_EQ(frag16_word_index(7, 3, 128), 31u);     // lane 31 (g 7, t 3): the last word of block 0
+    EXPECT_EQ(frag16_word_index(0, 4, 128), 32u);     // next scale block: j = 1, the next 128 bytes
+    EXPECT_EQ(frag16_word_index(0, 12, 128), 96u);    // block 3 (j = 3) of the chunk
     EXPECT_EQ(frag16_word_index(8, 0, 128), 128u);    // row 8: second half of the chunk (h = 1)
     EXPECT_EQ(frag16_word_index(0, 16, 256), 256u);   // next 128-K chunk (c = 1)
     EXPECT_EQ(frag16_word_index(16, 0, 256), 512u);   // next 16-row group: after k/128 = 2 chunks
     EXPECT_EQ(frag16_word_index(15, 15, 128), 255u);  // g 7, h 1, t 3, j 3: the last word of a chunk
-    // n 17, w 21, k 256: G 1, g 1, h 0, kb 5 (c 1, j 1), t 1 -> (1*2 + 1)*256 + (4 + 1)*4 + 1 = 789.
-    EXPECT_EQ(frag16_word_index(17, 21, 256), 789u);
-    // Word values are bit-plane words: plain e0 = -6 in row 1, word 0 -> 0x8E in word 16.
+    // n 17, w 21, k 256: G 1, g 1, h 0, kb 5 (c 1, j 1), t 1 -> (1*2 + 1)*256 + 1*32 + (4 + 1) = 805.
+    EXPECT_EQ(frag16_word_index(17, 21, 256), 805u);
+    // Word values are bit-plane words: plain e0 = -6 in row 1, word 0 -> 0x8E in word 4.
     std::vector<uint8_t> plain(16 * 64, 0), packed(plain.size());
     plain[64] = 0x0F;
     frag16_pack(plain.data(), packed.data(), 16, 128);
-    EXPECT_EQ(word_at(packed, 16), 0x0000008Eu);
+    EXPECT_EQ(word_at(packed, 4), 0x0000008Eu);
     EXPECT_EQ(std::count(packed.begin(), packed.end(), 0), long(packed.size() - 1));
 }
 
