@@ -243,10 +243,11 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                     uint32_t x = 0;
                     if (row < rows) {
                         if constexpr (kBLayout == kExactBFrag16) {
-                            // (16-row group, 128-K chunk) of 1024 bytes; rows g / g+8 halves; lane g*4+w
+                            // (16-row group, 128-K chunk) of 1024 bytes; rows g / g+8 halves; block
+                            // kb % 4 at 128 * (kb % 4) of the half; lane g*4+w's word in it
                             const long off = is_b ? (long)(row / 16) * 16 * p.ldb + (kb / 4) * 1024 +
-                                                        ((row % 16) / 8) * 512 + ((row % 8) * 4 + w) * 16 +
-                                                        (kb % 4) * 4
+                                                        ((row % 16) / 8) * 512 + (kb % 4) * 128 +
+                                                        ((row % 8) * 4 + w) * 4
                                                   : (long)row * p.lda + kb * 16 + w * 4;
                             x = *reinterpret_cast<const uint32_t*>((is_b ? p.B : p.A) + off);
                             if (is_b) x = f4gemm::bitplane_word_inverse(x);

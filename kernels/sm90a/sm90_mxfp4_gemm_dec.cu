@@ -1,21 +1,31 @@
-// Decode sm_90a MXFP4 x MXFP4 -> bf16 GEMM for small M (the `dec` family): no shared-memory staging of
-// the weights. B comes in the frag16 layout (include/f4gemm/layout.hpp: 16-row groups, 128-K chunks of
-// 1024 bytes, bit-plane words), so every lane loads its mma.sync fragments of B straight from global
-// memory with 16-byte loads, two chunks ahead in registers. The weight rows are the M side of
-// mma.sync.m16n8k32 (e5m2, fp32 accumulate), the activation rows (up to 16 per CTA row) the N side.
-//   - B: e5m2 bytes of e2m1 * 2^-14 with two masks and a shift per 4 elements (bit-plane words); its
-//     block scale 2^(e - ref) is applied in the promotion (FFMA), as in the bit-plane ws kernels.
-//   - A: read from the plain layout (small, L1/L2 resident) and converted in registers with the LUT of
-//     cvt8, its block scale folded relative to a per-row reference, as in every other kernel.
-//   - One mma per (16 weight rows, 8 activation rows, 32-element scale block) into a zero accumulator,
-//     then one FFMA per output: the exactness argument of docs/KERNELS_SM90.md holds unchanged (exact
-//     block sums, power-of-two scale, one fp32 rounding per block).
-//   - The CTA's warps split K; their fp32 partials are summed in shared memory in warp order
-//     (deterministic), and the epilogue applies 2^(refA + refB), alpha, beta * C.
-//   - Rows whose scales span more than the FP8 window, in A or B, send the whole CTA to exact_tile.
+// Decode sm_90a MXFP4 x MXFP4 -> bf16 GEMM for small M (the `dec` family). The weight rows (N) are the
+// M side of mma.sync.m16n8k16 (f16 in, fp32 accumulate), the activation rows (up to 16 per CTA row) the
+// N side; the CTA's warps split K.
+//   - B in the frag16 layout (include/f4gemm/layout.hpp): per (16-row group, 128-K chunk) 1024 bytes of
+//     bit-plane words, block-major inside each half. Each warp keeps a ring of STAGES chunk slots in
+//     shared memory, filled by one lane with 1D bulk copies (1 KB per 16-row group, mbarrier transaction
+//     count): STAGES - 1 chunks in flight per warp without holding registers. Per scale block a lane
+//     reads one conflict-free 4-byte word per row pair; two masks and a shift give the e5m2 bytes of
+//     e2m1 * 2^-14, a byte permute the f16 (an e5m2 byte is the high byte of the f16 of its value).
+//     sm_90 has no FP8 mma.sync (ptxas lowers it to the same unpacks + HMMA), so the kernel feeds f16.
+//   - B's block scale is applied in the promotion: one FFMA per output per block with 2^(e - refB), one
+//     reference per CTA (the largest B exponent of its rows - 13); a CTA whose B exponents span more than
+//     kBSpan binades takes the exact path (so the factors stay normal fp32 numbers), and so does a CTA
+//     with a B row that spans more than 26 binades, like every other kernel (same results).
+//   - A: read from the plain layout (small, L1/L2 resident) with plain loads, converted in registers with
+//     the LUT of cvt8, its block scale folded relative to a per-row reference, as in every other kernel.
+//   - Per (16 weight rows, 8 activation rows, 32-element block): two chained HMMA k16 into a zero
+//     accumulator (exact block sum: at most 13 bits), then the FFMA: the exactness argument of
+//     docs/KERNELS_SM90.md holds unchanged (exact block sums times a power of two, one fp32 rounding per
+//     block and output).
+//   - The warps' fp32 partials are summed in shared memory in warp order (deterministic); the epilogue
+//     applies 2^(refA + refB), NaN rows and columns, alpha, beta * C.
+//   - A rows whose scales span more than the FP8 window send the whole CTA to exact_tile, like B above.
 // One source, many cubins (kernels/sm90a/CMakeLists.txt); docs/KERNELS_SM90.md "dec".
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
+
+#include <type_traits>
 
 #ifndef F4GEMM_KNL_NAME
 #define F4GEMM_KNL_NAME f4gemm_sm90a_dec_16x64
@@ -23,7 +33,7 @@
 //   DEC_R       16-row weight groups per CTA (tile_N = 16 * DEC_R)
 //   DEC_WARPS   warps per CTA, splitting K (>= 8: exact_tile needs 256 threads)
 //   MIN_BLOCKS  CTAs per SM the register budget is cut for
-//   DEC_PF      chunks of B loaded ahead (1 or 2)
+//   DEC_STAGES  chunk slots per warp in the shared-memory ring (>= 2)
 #ifndef F4GEMM_DEC_R
 #define F4GEMM_DEC_R 4
 #endif
@@ -33,8 +43,8 @@
 #ifndef F4GEMM_MIN_BLOCKS
 #define F4GEMM_MIN_BLOCKS 1
 #endif
-#ifndef F4GEMM_DEC_PF
-#define F4GEMM_DEC_PF 2
+#ifndef F4GEMM_DEC_STAGES
+#define F4GEMM_DEC_STAGES 4
 #endif
 
 namespace {
@@ -43,15 +53,28 @@ using namespace f4gemm::sm90;
 constexpr int kR = F4GEMM_DEC_R;
 constexpr int kWarps = F4GEMM_DEC_WARPS;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kPf = F4GEMM_DEC_PF;
+constexpr int kStages = F4GEMM_DEC_STAGES;
 constexpr int TILE_M = 16;
 constexpr int TILE_N = 16 * kR;
+constexpr int kBSpan = 100;             // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
+// One ring slot = one 128-K chunk of everything the warp reads: B (bulk copies), the 16 activation rows'
+// 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks), their 16 scale words and the 16 * kR
+// B scale words (cp.async, 16 and 4 bytes).
+constexpr int kSlotB = kR * 1024;
+constexpr int kAPitch = 80;
+constexpr int kOffA = kSlotB;
+constexpr int kOffAs = kOffA + 16 * kAPitch;
+constexpr int kOffBs = kOffAs + 16 * 4;
+constexpr int kStageBytes = kOffBs + 16 * kR * 4;
+constexpr int kRingBytes = kStages * kWarps * kStageBytes + kStages * kWarps * 8;  // slots + mbarriers
+static_assert(kStageBytes % 16 == 0, "slot alignment");
 constexpr int kRedPitch = TILE_N + 4;  // floats; = 4 mod 32: the fragment stores hit 32 distinct banks
 constexpr int kRedBytes = kWarps * TILE_M * kRedPitch * 4;
-constexpr int kUnionBytes = kRedBytes > kExactSmemBytes ? kRedBytes : kExactSmemBytes;
-constexpr int kSmemBytes = kUnionBytes + 8 * (TILE_M + TILE_N) + 16;  // checked against the manifest
+constexpr int kUnion0 = kRedBytes > kExactSmemBytes ? kRedBytes : kExactSmemBytes;
+constexpr int kUnionBytes = kRingBytes > kUnion0 ? kRingBytes : kUnion0;  // ring, partials, exact path
+constexpr int kSmemBytes = kUnionBytes + 8 * (TILE_M + TILE_N) + 32;     // + per-row words + CTA words
 static_assert(kWarps >= 8, "exact_tile needs 256 threads");
-static_assert(kPf == 1 || kPf == 2, "prefetch depth");
+static_assert(kStages >= 2, "ring depth");
 #ifdef F4GEMM_THREADS
 static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt threads disagree");
 #endif
@@ -61,136 +84,159 @@ static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem disagrees");
 static_assert(kSmemBytes > 0, "");
 #endif
 
-// 16 bytes of B that are read once: no L1 allocation.
-__device__ __forceinline__ uint4 ldg_stream(const uint8_t* ptr) {
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr));
-    return v;
+__device__ __forceinline__ void mbar_inval(uint64_t* bar) {
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 
-__device__ __forceinline__ uint32_t word_of(const uint4& v, int j) {
-    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
-}
-
-// D(16x8, fp32) = A(16x32, e5m2, row) * B(32x8, e5m2, col), zero accumulator.
-__device__ __forceinline__ void mma_e5m2(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%10, %10, %10, %10};"
+// D(16x8, fp32) = A(16x16, f16, row) * B(16x8, f16, col) + C.
+__device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                     const float (&c)[4]) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%10, %11, %12, %13};"
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c[0]), "f"(c[1]), "f"(c[2]),
+          "f"(c[3]));
+}
+
+// f16x2 of e5m2 bytes 0, 1 (lo) or 2, 3 (hi) of x: each byte becomes the high byte of its f16.
+__device__ __forceinline__ uint32_t f16x2_lo(uint32_t x) {
+    return prmt(x, 0u, 0x1404u);
+}
+__device__ __forceinline__ uint32_t f16x2_hi(uint32_t x) {
+    return prmt(x, 0u, 0x3424u);
+}
+
+// 2^(byte j of t - 127) as a float: byte j moved to bits 23..30 (t holds e - ref + 127 per byte).
+template <int j>
+__device__ __forceinline__ float pow2_of_byte(uint32_t t) {
+    const uint32_t v = j == 0 ? t << 23 : j == 1 ? t << 15 : j == 2 ? t << 7 : t >> 1;
+    return __uint_as_float(v & 0x7F800000u);
+}
+
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
 }
 
 // Per-warp main loop over chunks [c0, c1) of 128 K. kNt8: activation 8-row tiles (1 when M - m0 <= 8).
+// Every operand byte of a chunk arrives through the warp's ring slot (bulk copies for B, cp.async for A
+// and the scales, all counted on the slot's mbarrier: 1 expect_tx arrival + 32 cp.async arrivals), issued
+// kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
 template <int kNt8>
 __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c0, int c1, int lane,
-                                         const int (&refA)[2], const int (&refB)[kR][2],
-                                         float (&acc)[kR][2][4]) {
+                                         const int (&refA)[2], uint32_t kB, float (&acc)[kR][2][4],
+                                         uint8_t* ring, uint64_t* bars) {
     const int g = lane >> 2, t = lane & 3;
     const long grp = 16L * p.ldb;  // bytes per 16-row group of B
-    const uint8_t* bbase = p.B + (long)(n0 / 16) * grp + lane * 16;
-    const uint8_t* arow[2] = {p.A + (long)(m0 + g) * p.lda + 4 * t, p.A + (long)(m0 + 8 + g) * p.lda + 4 * t};
-    const uint8_t* asrow[2] = {p.sA + (long)(m0 + g) * p.ldsa, p.sA + (long)(m0 + 8 + g) * p.ldsa};
-    const uint8_t* bsrow = p.sB + (long)(n0 + g) * p.ldsb;  // row g of group 0; row 16rg + 8h at + (16rg + 8h) * ldsb
-    const int ls8 = 8 * p.ldsb;
-    uint4 bw[kPf][kR][2];  // chunks c .. c + kPf - 1 of B: this lane's 16 bytes of rows g and g + 8
-    auto load_b = [&](int c, uint4(&dst)[kR][2]) {
-        if (c < c1) {
-#pragma unroll
-            for (int rg = 0; rg < kR; ++rg) {
-                const uint8_t* q = bbase + rg * grp + (long)c * 1024;
-                dst[rg][0] = ldg_stream(q);
-                dst[rg][1] = ldg_stream(q + 512);
-            }
-        }
-    };
-#pragma unroll
-    for (int i = 0; i < kPf; ++i) load_b(c0 + i, bw[i]);
-    struct Small {
-        uint32_t aw[kNt8][4], asc[kNt8], bsc[kR][2];
-    } nx;
-    auto load_small = [&](int c, Small& dst) {
-        if (c < c1) {
-#pragma unroll
-            for (int h = 0; h < kNt8; ++h) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    dst.aw[h][j] = __ldg(reinterpret_cast<const uint32_t*>(arow[h] + (c * 4 + j) * 16));
-                dst.asc[h] = __ldg(reinterpret_cast<const uint32_t*>(asrow[h] + c * 4));
-            }
-#pragma unroll
-            for (int rg = 0; rg < kR; ++rg) {
-                dst.bsc[rg][0] = __ldg(reinterpret_cast<const uint32_t*>(bsrow + (2 * rg) * ls8 + c * 4));
-                dst.bsc[rg][1] = __ldg(reinterpret_cast<const uint32_t*>(bsrow + (2 * rg + 1) * ls8 + c * 4));
-            }
-        }
-    };
-    load_small(c0, nx);
+    const uint8_t* bgroup = p.B + (long)(n0 / 16) * grp;
 
-    for (int c = c0; c < c1; ++c) {
-        uint4 cur[kR][2];
+    if (lane == 0) {
 #pragma unroll
-        for (int rg = 0; rg < kR; ++rg) {
-            cur[rg][0] = bw[0][rg][0];
-            cur[rg][1] = bw[0][rg][1];
+        for (int i = 0; i < kStages; ++i) mbar_init(&bars[i], 33);
+        fence_barrier_init();
+    }
+    __syncwarp();
+    auto issue = [&](int c, int slot) {
+        if (c >= c1) return;  // warp-uniform
+        uint8_t* dst = ring + slot * kStageBytes;
+        if (lane == 0) {
+            mbar_arrive_expect_tx(&bars[slot], kR * 1024);
+#pragma unroll
+            for (int rg = 0; rg < kR; ++rg)
+                bulk_copy_g2s(dst + rg * 1024, bgroup + rg * grp + (long)c * 1024, 1024, &bars[slot]);
         }
+        // A: 8 * kNt8 rows x 64 bytes = 4 pieces of 16 bytes per row
 #pragma unroll
-        for (int i = 0; i + 1 < kPf; ++i)
+        for (int q = 0; q < (kNt8 * 32 + 31) / 32; ++q) {
+            const int i = lane + 32 * q, row = i / 4, part = i % 4;
+            if (row < 8 * kNt8)
+                cp_async_16(dst + kOffA + row * kAPitch + part * 16,
+                            p.A + (long)(m0 + row) * p.lda + c * 64 + part * 16);
+        }
+        if (lane < 8 * kNt8) cp_async_4(dst + kOffAs + lane * 4, p.sA + (long)(m0 + lane) * p.ldsa + c * 4);
 #pragma unroll
-            for (int rg = 0; rg < kR; ++rg) {
-                bw[i][rg][0] = bw[i + 1][rg][0];
-                bw[i][rg][1] = bw[i + 1][rg][1];
-            }
-        load_b(c + kPf, bw[kPf - 1]);
+        for (int q = 0; q < (16 * kR + 31) / 32; ++q) {
+            const int i = lane + 32 * q;
+            if (i < 16 * kR) cp_async_4(dst + kOffBs + i * 4, p.sB + (long)(n0 + i) * p.ldsb + c * 4);
+        }
+        cp_async_mbar_arrive(&bars[slot]);
+    };
 
-        // This chunk's A words (4 blocks) and scales and the B scales of this lane's rows, loaded one chunk
-        // ahead (A is read once per CTA, from L2).
-        uint32_t aw[kNt8][4], asc[kNt8], bsc[kR][2];
+    // Block j of the chunk in ring slot s; asc / bsc: the chunk's scale words of this lane's rows.
+    auto block = [&](const uint8_t* s, const uint32_t (&asc)[2], const uint32_t (&bsc)[kR][2], auto jc) {
+        constexpr int j = decltype(jc)::value;
+        // Activation fragments (mma B operand): e0..e3 of word t feed the first k16 half, e4..e7 the second
+        // (the same k order as the weight fragments below; inside a scale block the order is free).
+        uint32_t bf[kNt8][4];
 #pragma unroll
         for (int h = 0; h < kNt8; ++h) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) aw[h][j] = nx.aw[h][j];
-            asc[h] = nx.asc[h];
+            const uint32_t x = *reinterpret_cast<const uint32_t*>(s + kOffA + (8 * h + g) * kAPitch + j * 16 + t * 4);
+            uint32_t lut_lo, lut_hi, lo, hi;
+            make_lut((int)((asc[h] >> (8 * j)) & 0xFF) - refA[h], lut_lo, lut_hi);
+            cvt8(x, lut_lo, lut_hi, lo, hi);
+            bf[h][0] = f16x2_lo(lo);
+            bf[h][1] = f16x2_hi(lo);
+            bf[h][2] = f16x2_lo(hi);
+            bf[h][3] = f16x2_hi(hi);
         }
 #pragma unroll
         for (int rg = 0; rg < kR; ++rg) {
-            bsc[rg][0] = nx.bsc[rg][0];
-            bsc[rg][1] = nx.bsc[rg][1];
-        }
-        load_small(c + 1, nx);
-
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            uint32_t bf[kNt8][2];  // activation fragments (mma B operand): lo / hi of word t
+            // word t of block j of rows g (first half) and g + 8 (second half): 128 contiguous bytes per warp
+            const uint8_t* q = s + rg * 1024 + j * 128 + lane * 4;
+            const uint32_t x0 = *reinterpret_cast<const uint32_t*>(q);
+            const uint32_t x1 = *reinterpret_cast<const uint32_t*>(q + 512);
+            // e5m2 bytes of e2m1 * 2^-14 (bit-plane words): e0..e3 and e4..e7 of rows g and g + 8
+            const uint32_t lo0 = x0 & 0x8E8E8E8Eu, lo1 = x1 & 0x8E8E8E8Eu;
+            const uint32_t hi0 = ((x0 >> 3) & 0x0E0E0E0Eu) | ((x0 & 0x01010101u) << 7);
+            const uint32_t hi1 = ((x1 >> 3) & 0x0E0E0E0Eu) | ((x1 & 0x01010101u) << 7);
+            const uint32_t a1[4] = {f16x2_lo(lo0), f16x2_lo(lo1), f16x2_hi(lo0), f16x2_hi(lo1)};
+            const uint32_t a2[4] = {f16x2_lo(hi0), f16x2_lo(hi1), f16x2_hi(hi0), f16x2_hi(hi1)};
+            // 2^(e - refB): e - refB + 127 in [40, 140] for every byte of a CTA within kBSpan (no carries)
+            const float f0 = pow2_of_byte<j>(bsc[rg][0] + kB);
+            const float f1 = pow2_of_byte<j>(bsc[rg][1] + kB);
 #pragma unroll
             for (int h = 0; h < kNt8; ++h) {
-                uint32_t lut_lo, lut_hi;
-                make_lut((int)((asc[h] >> (8 * j)) & 0xFF) - refA[h], lut_lo, lut_hi);
-                cvt8(aw[h][j], lut_lo, lut_hi, bf[h][0], bf[h][1]);
-            }
-#pragma unroll
-            for (int rg = 0; rg < kR; ++rg) {
-                const uint32_t x0 = word_of(cur[rg][0], j), x1 = word_of(cur[rg][1], j);
-                uint32_t af[4];
-                af[0] = x0 & 0x8E8E8E8Eu;  // e0..e3 of row g as e5m2 of e2m1 * 2^-14
-                af[1] = x1 & 0x8E8E8E8Eu;  // row g + 8
-                af[2] = ((x0 >> 3) & 0x0E0E0E0Eu) | ((x0 & 0x01010101u) << 7);  // e4..e7
-                af[3] = ((x1 >> 3) & 0x0E0E0E0Eu) | ((x1 & 0x01010101u) << 7);
-                // 2^(e - ref) in [2^-13, 2^13] for a foldable row (NaN rows: garbage, overwritten by NaN)
-                const float f0 = __int_as_float((int)(((bsc[rg][0] >> (8 * j)) & 0xFF) - refB[rg][0] + 127) << 23);
-                const float f1 = __int_as_float((int)(((bsc[rg][1] >> (8 * j)) & 0xFF) - refB[rg][1] + 127) << 23);
-#pragma unroll
-                for (int h = 0; h < kNt8; ++h) {
-                    float d[4];
-                    mma_e5m2(d, af, bf[h][0], bf[h][1]);
-                    acc[rg][h][0] = fmaf(d[0], f0, acc[rg][h][0]);
-                    acc[rg][h][1] = fmaf(d[1], f0, acc[rg][h][1]);
-                    acc[rg][h][2] = fmaf(d[2], f1, acc[rg][h][2]);
-                    acc[rg][h][3] = fmaf(d[3], f1, acc[rg][h][3]);
-                }
+                const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                float d1[4], d[4];
+                hmma(d1, a1, bf[h][0], bf[h][1], zero);
+                hmma(d, a2, bf[h][2], bf[h][3], d1);
+                acc[rg][h][0] = fmaf(d[0], f0, acc[rg][h][0]);
+                acc[rg][h][1] = fmaf(d[1], f0, acc[rg][h][1]);
+                acc[rg][h][2] = fmaf(d[2], f1, acc[rg][h][2]);
+                acc[rg][h][3] = fmaf(d[3], f1, acc[rg][h][3]);
             }
         }
+    };
+
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) issue(c0 + i, i);
+    int slot = 0;
+    uint32_t phase = 0;
+    for (int c = c0; c < c1; ++c) {
+        mbar_wait(&bars[slot], phase);
+        const uint8_t* s = ring + slot * kStageBytes;
+        uint32_t asc[2] = {0u, 0u}, bsc[kR][2];
+#pragma unroll
+        for (int h = 0; h < kNt8; ++h) asc[h] = *reinterpret_cast<const uint32_t*>(s + kOffAs + (8 * h + g) * 4);
+#pragma unroll
+        for (int rg = 0; rg < kR; ++rg)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh)
+                bsc[rg][hh] = *reinterpret_cast<const uint32_t*>(s + kOffBs + (16 * rg + 8 * hh + g) * 4);
+        block(s, asc, bsc, std::integral_constant<int, 0>{});
+        block(s, asc, bsc, std::integral_constant<int, 1>{});
+        block(s, asc, bsc, std::integral_constant<int, 2>{});
+        block(s, asc, bsc, std::integral_constant<int, 3>{});
+        __syncwarp();  // every lane's reads of this slot are consumed: it may be refilled
+        issue(c + kStages, slot);
+        if (++slot == kStages) {
+            slot = 0;
+            phase ^= 1u;
+        }
+    }
+    __syncwarp();
+    if (lane == 0) {  // every issued copy was waited for: the slots and barriers may be repurposed
+#pragma unroll
+        for (int i = 0; i < kStages; ++i) mbar_inval(&bars[i]);
     }
 }
 
@@ -203,17 +249,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     float* red = reinterpret_cast<float*>(smem);  // [kWarps][TILE_M][kRedPitch] fp32 partials
     int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows, then [TILE_N] B rows
     int* s_nan = s_ref + TILE_M + TILE_N;
-    int* s_wide = s_nan + TILE_M + TILE_N;
+    int* s_cta = s_nan + TILE_M + TILE_N;  // [0] wide, [1] max B exponent, [2] min B exponent
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const Problem p = load_problem(args);
     const SplitGeometry geo = split_geometry(p, TILE_M, TILE_N);
     const int m0 = blockIdx.y * TILE_M, n0 = blockIdx.x * TILE_N;
 
-    if (tid == 0) *s_wide = 0;
+    if (tid == 0) {
+        s_cta[0] = 0;
+        s_cta[1] = 0;
+        s_cta[2] = 255;
+    }
     __syncthreads();
-    // Per-row scale scan over the whole K (8 lanes per row): reference, NaN, wide. A rows past M and B
-    // rows past N are padding (scale 0x7F) and never stored: not scanned.
+    // Per-row scale scan over the whole K (8 lanes per row): A rows get a reference each, B rows add to the
+    // CTA's exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the
+    // exact path. Rows past M / N are padding (scale
+    // 0x7F) and never stored: not scanned.
     {
         constexpr int kRows = TILE_M + TILE_N;
         const int sub = lane / 8, part = lane % 8;
@@ -227,24 +279,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
             if (part == 0 && r < kRows) {
                 s_ref[r] = rr.ref;
                 s_nan[r] = rr.nan;
-                if (rr.wide) *s_wide = 1;
+                if (rr.wide) s_cta[0] = 1;
+                if (!is_a && rr.any) {
+                    atomicMax(&s_cta[1], rr.emax);
+                    atomicMin(&s_cta[2], rr.emin);
+                }
             }
         }
     }
     __syncthreads();
-    if (*s_wide) {
+    if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
         exact_tile<kThreads, kExactBFrag16>(p, geo, m0, n0, TILE_M, TILE_N, 0, p.K / 32, smem, tid);
         return;
     }
+    const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]
+    const uint32_t kB = (uint32_t)((127 - refB) * 0x01010101);
 
-    const int g = lane >> 2, t = lane & 3;
-    int refA[2] = {s_ref[g], s_ref[8 + g]};
-    int refB[kR][2];
-#pragma unroll
-    for (int rg = 0; rg < kR; ++rg) {
-        refB[rg][0] = s_ref[TILE_M + 16 * rg + g];
-        refB[rg][1] = s_ref[TILE_M + 16 * rg + 8 + g];
-    }
+    const int g = lane >> 2;
+    const int refA[2] = {s_ref[g], s_ref[8 + g]};
     float acc[kR][2][4];
 #pragma unroll
     for (int rg = 0; rg < kR; ++rg)
@@ -253,15 +305,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; ++i) acc[rg][h][i] = 0.0f;
 
+    uint8_t* ring = smem + warp * kStages * kStageBytes;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
     const int nch = p.K / 128;
     const int c0 = warp * nch / kWarps, c1 = (warp + 1) * nch / kWarps;
     if (p.M - m0 > 8) {
-        dec_loop<2>(p, m0, n0, c0, c1, lane, refA, refB, acc);
+        dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
     } else {
-        dec_loop<1>(p, m0, n0, c0, c1, lane, refA, refB, acc);
+        dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
     }
 
+    __syncthreads();  // the partials below overwrite the ring of other warps
     // Partials -> shared memory: acc[rg][h][i] is output (m = 8h + 2t + i%2, n = 16rg + g + 8(i/2)).
+    const int t = lane & 3;
     float* mine = red + warp * TILE_M * kRedPitch;
 #pragma unroll
     for (int rg = 0; rg < kR; ++rg)
@@ -279,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         float s = 0.0f;
 #pragma unroll
         for (int w = 0; w < kWarps; ++w) s += red[(w * TILE_M + m) * kRedPitch + n];
-        float v = ldexpf(s, s_ref[m] + s_ref[TILE_M + n] - 254 + 14);
+        float v = ldexpf(s, s_ref[m] + refB - 254 + 14);
         if (s_nan[m] || s_nan[TILE_M + n]) v = qnan;
         store_value(p, geo, m0 + m, n0 + n, v);
     }

@@ -137,6 +137,8 @@ struct RowRef {
     int ref;    // reference exponent: d = e - ref lies in [-13, 13] when the row is foldable
     bool nan;   // some block scale of the row is 0xFF
     bool wide;  // exponents span more than 2*kWindow binades: not foldable, take the exact path
+    bool any;   // at least one non-NaN block: emax / emin below are meaningful
+    int emax, emin;  // largest and smallest non-NaN block exponent
 };
 
 __device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords, int part, int nparts,
@@ -170,6 +172,9 @@ __device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords
     const bool any = valid && emin != 0xFF;  // at least one non-NaN block
     r.ref = any ? emax - kWindow : 127;
     r.wide = any && !r.nan && (emax - emin > 2 * kWindow);
+    r.any = any;
+    r.emax = emax;
+    r.emin = emin;
     return r;
 }
 

@@ -4,6 +4,7 @@
 // Skipped without an NVIDIA GPU or without the built kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -141,7 +142,7 @@ TEST(Sm90, PrepassKernelsOnRaggedShapesAndLongK) {
     EXPECT_GT(tested, 0) << "no sm90pp1 kernel in the manifest";
 }
 
-// The dec kernels (B in frag16, mma.sync fragments loaded straight from global memory, K split across
+// The dec kernels (B in frag16 through a per-warp shared-memory ring into mma.sync fragments, K split across
 // the CTA's warps): M <= 8 and 9..16 take different paths, K = 256 leaves most warps without a chunk,
 // N not a multiple of the tile masks the last CTA, M = 33 spans three row tiles, and a long K; each
 // against the float64 reference under the bf16-rounding bound, with C and alpha on one shape.
@@ -165,6 +166,40 @@ TEST(Sm90, DecodeKernelsOnSmallMRaggedNAndShortK) {
             EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
             ++tested;
         }
+    }
+    EXPECT_GT(tested, 0) << "no frag16 (dec) kernel in the manifest";
+}
+
+// The dec kernels apply B's block scale with one reference per CTA (2^(e - ref) down to 2^-87): B rows
+// whose own scales are narrow but differ by up to 60 binades between rows take the fast path and must
+// still give the float64 reference rounded to bf16, column by column (each column has its own scale, so
+// the global metric alone would not see the small ones).
+TEST(Sm90, DecodeKernelsOnRowsWithFarApartScales) {
+    REQUIRE_GPU();
+    Problem p = make_problem(16, 512, 1024, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
+    const size_t ks = size_t(p.k) / 32, M = size_t(p.m), N = size_t(p.n);
+    for (size_t r = 0; r < N; ++r)
+        for (size_t b = 0; b < ks; ++b) p.b.scales[r * ks + b] = uint8_t(97 + (r * 7) % 61 + (b % 3));
+    const std::vector<float> ref = reference_for(p);
+    int tested = 0;
+    for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
+        if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16) continue;
+        GpuGemm g(*gpu()->dev, gpu()->manifest, int(i), 0, p);
+        const std::vector<uint16_t> d = g.run_and_fetch();
+        size_t bad = 0, checked = 0;
+        for (size_t n = 0; n < N; ++n) {
+            double col_max = 0;
+            for (size_t m = 0; m < M; ++m) col_max = std::max(col_max, std::fabs(double(ref[m * N + n])));
+            for (size_t m = 0; m < M; ++m) {
+                const double want = ref[m * N + n], got = bf16_to_float(d[m * N + n]);
+                if (std::fabs(want) <= 1e-3 * col_max) continue;
+                ++checked;
+                bad += !(std::fabs(got - want) <= kBf16Rounding * 1.001 * std::fabs(want));
+            }
+        }
+        EXPECT_EQ(bad, 0u) << gpu()->manifest.kernels[i].co_name << " of " << checked;
+        EXPECT_GT(checked, M * N / 2);
+        ++tested;
     }
     EXPECT_GT(tested, 0) << "no frag16 (dec) kernel in the manifest";
 }
