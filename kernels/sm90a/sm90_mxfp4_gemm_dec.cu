@@ -98,19 +98,18 @@ __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint
           "f"(c[3]));
 }
 
-// f16x2 of e5m2 bytes 0, 1 (lo) or 2, 3 (hi) of x: each byte becomes the high byte of its f16.
+// f16x2 of e5m2 bytes 0, 1 (lo) or 2, 3 (hi) of x (include/f4gemm/bitplane.h, tested on the host).
 __device__ __forceinline__ uint32_t f16x2_lo(uint32_t x) {
-    return prmt(x, 0u, 0x1404u);
+    return prmt(x, 0u, F4GEMM_F16X2_LO_SEL);
 }
 __device__ __forceinline__ uint32_t f16x2_hi(uint32_t x) {
-    return prmt(x, 0u, 0x3424u);
+    return prmt(x, 0u, F4GEMM_F16X2_HI_SEL);
 }
 
-// 2^(byte j of t - 127) as a float: byte j moved to bits 23..30 (t holds e - ref + 127 per byte).
+// 2^(byte j of t - 127) as a float (t holds e - ref + 127 per byte; include/f4gemm/bitplane.h).
 template <int j>
 __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
-    const uint32_t v = j == 0 ? t << 23 : j == 1 ? t << 15 : j == 2 ? t << 7 : t >> 1;
-    return __uint_as_float(v & 0x7F800000u);
+    return __uint_as_float(f4gemm::pow2_bits_of_byte(t, j));
 }
 
 __device__ __forceinline__ void cp_async_4(void* dst, const void* src) {
@@ -185,9 +184,8 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
             const uint32_t x0 = *reinterpret_cast<const uint32_t*>(q);
             const uint32_t x1 = *reinterpret_cast<const uint32_t*>(q + 512);
             // e5m2 bytes of e2m1 * 2^-14 (bit-plane words): e0..e3 and e4..e7 of rows g and g + 8
-            const uint32_t lo0 = x0 & 0x8E8E8E8Eu, lo1 = x1 & 0x8E8E8E8Eu;
-            const uint32_t hi0 = ((x0 >> 3) & 0x0E0E0E0Eu) | ((x0 & 0x01010101u) << 7);
-            const uint32_t hi1 = ((x1 >> 3) & 0x0E0E0E0Eu) | ((x1 & 0x01010101u) << 7);
+            const uint32_t lo0 = f4gemm::bitplane_lo_e5m2(x0), lo1 = f4gemm::bitplane_lo_e5m2(x1);
+            const uint32_t hi0 = f4gemm::bitplane_hi_e5m2(x0), hi1 = f4gemm::bitplane_hi_e5m2(x1);
             const uint32_t a1[4] = {f16x2_lo(lo0), f16x2_lo(lo1), f16x2_hi(lo0), f16x2_hi(lo1)};
             const uint32_t a2[4] = {f16x2_lo(hi0), f16x2_lo(hi1), f16x2_hi(hi0), f16x2_hi(hi1)};
             // 2^(e - refB): e - refB + 127 in [40, 140] for every byte of a CTA within kBSpan (no carries)
@@ -293,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         return;
     }
     const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]
-    const uint32_t kB = (uint32_t)((127 - refB) * 0x01010101);
+    const uint32_t kB = f4gemm::dec_scale_bias(refB);
 
     const int g = lane >> 2;
     const int refA[2] = {s_ref[g], s_ref[8 + g]};

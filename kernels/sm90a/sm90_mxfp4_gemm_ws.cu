@@ -491,10 +491,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         const uint32_t x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
         uint32_t(&af)[4] = a[j % kABufs];
         if constexpr (kRBitplane) {
-            af[0] = x0 & 0x8E8E8E8Eu;  // e0..e3 as e5m2 of e2m1 * 2^-14 (sign bit 7, e1 e0 m in bits 3..1)
-            af[2] = ((x0 >> 3) & 0x0E0E0E0Eu) | ((x0 & 0x01010101u) << 7);  // e4..e7
-            af[1] = x1 & 0x8E8E8E8Eu;
-            af[3] = ((x1 >> 3) & 0x0E0E0E0Eu) | ((x1 & 0x01010101u) << 7);
+            af[0] = f4gemm::bitplane_lo_e5m2(x0);  // e0..e3 as e5m2 of e2m1 * 2^-14 (include/f4gemm/bitplane.h)
+            af[2] = f4gemm::bitplane_hi_e5m2(x0);  // e4..e7
+            af[1] = f4gemm::bitplane_lo_e5m2(x1);
+            af[3] = f4gemm::bitplane_hi_e5m2(x1);
         } else {
             uint32_t l0, h0, l1, h1;
             make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);

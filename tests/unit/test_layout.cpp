@@ -324,7 +324,8 @@ TEST(Bitplane, WordRoundTripsAndIsABijectionOnSampledWords) {
     EXPECT_EQ(f4gemm::bitplane_word(0x000F0000u), 0x00000071u);
 }
 
-// The kernel's two decode expressions (sm90_mxfp4_gemm_ws.cu, R_BITPLANE) give, for every pair of
+// The kernels' two decode expressions (bitplane.h, used by sm90_mxfp4_gemm_ws.cu with R_BITPLANE and by
+// sm90_mxfp4_gemm_dec.cu) give, for every pair of
 // nibbles in every byte position, the e5m2 bytes of e2m1 * 2^-14 exactly (subnormals included).
 TEST(Bitplane, KernelDecodeGivesE2m1TimesTwoToMinus14) {
     for (uint32_t lo = 0; lo < 16; ++lo)
@@ -332,8 +333,8 @@ TEST(Bitplane, KernelDecodeGivesE2m1TimesTwoToMinus14) {
             for (int b = 0; b < 4; ++b) {
                 const uint32_t plain = (lo << (4 * b)) | (hi << (4 * (b + 4)));
                 const uint32_t w = f4gemm::bitplane_word(plain);
-                const uint32_t out_lo = w & 0x8E8E8E8Eu;
-                const uint32_t out_hi = ((w >> 3) & 0x0E0E0E0Eu) | ((w & 0x01010101u) << 7);
+                const uint32_t out_lo = f4gemm::bitplane_lo_e5m2(w);
+                const uint32_t out_hi = f4gemm::bitplane_hi_e5m2(w);
                 for (int q = 0; q < 4; ++q) {
                     const uint32_t nl = q == b ? lo : 0u, nh = q == b ? hi : 0u;
                     EXPECT_EQ(e5m2_value((out_lo >> (8 * q)) & 0xFF),
@@ -344,6 +345,70 @@ TEST(Bitplane, KernelDecodeGivesE2m1TimesTwoToMinus14) {
                         << lo << " " << hi << " " << b << " " << q;
                 }
             }
+}
+
+// f16 value of a half-precision bit pattern (exact in double).
+static double f16_value(uint32_t h) {
+    const int s = (h >> 15) & 1, e = (h >> 10) & 31, m = h & 1023;
+    const double mag = e == 0 ? std::ldexp(m / 1024.0, -14) : std::ldexp(1.0 + m / 1024.0, e - 15);
+    return s ? -mag : mag;
+}
+
+// The dec kernels' f16 path: PRMT with F4GEMM_F16X2_{LO,HI}_SEL and a zero second operand turns e5m2 bytes
+// 0, 1 / 2, 3 into an f16x2 of the same values, for every byte value that is not Inf/NaN; and the whole
+// chain bit-plane word -> e5m2 -> f16 gives e2m1 * 2^-14 for every nibble pair in every position.
+TEST(Bitplane, DecF16PathGivesTheSameValues) {
+    for (uint32_t b0 = 0; b0 < 256; ++b0)
+        for (uint32_t b1 = 0; b1 < 256; b1 += 3) {
+            if (((b0 >> 2) & 31) == 31 || ((b1 >> 2) & 31) == 31) continue;  // e5m2 Inf/NaN: never produced
+            const uint32_t x = b0 | (b1 << 8) | (b1 << 16) | (b0 << 24);
+            const uint32_t lo = f4gemm::prmt_reference(x, 0u, F4GEMM_F16X2_LO_SEL);
+            const uint32_t hi = f4gemm::prmt_reference(x, 0u, F4GEMM_F16X2_HI_SEL);
+            EXPECT_EQ(f16_value(lo & 0xFFFF), e5m2_value(b0)) << b0 << " " << b1;
+            EXPECT_EQ(f16_value(lo >> 16), e5m2_value(b1)) << b0 << " " << b1;
+            EXPECT_EQ(f16_value(hi & 0xFFFF), e5m2_value(b1)) << b0 << " " << b1;
+            EXPECT_EQ(f16_value(hi >> 16), e5m2_value(b0)) << b0 << " " << b1;
+        }
+    for (uint32_t plain_lo = 0; plain_lo < 65536; plain_lo += 7) {
+        const uint32_t plain = plain_lo | ((plain_lo * 2654435761u) & 0xFFFF0000u);
+        const uint32_t w = f4gemm::bitplane_word(plain);
+        const uint32_t e[2] = {f4gemm::bitplane_lo_e5m2(w), f4gemm::bitplane_hi_e5m2(w)};
+        for (int part = 0; part < 2; ++part)
+            for (int half = 0; half < 2; ++half) {
+                const uint32_t f = f4gemm::prmt_reference(e[part], 0u, half ? F4GEMM_F16X2_HI_SEL : F4GEMM_F16X2_LO_SEL);
+                for (int q = 0; q < 2; ++q) {
+                    const int elem = 4 * part + 2 * half + q;  // element of the word in this f16
+                    const uint32_t nib = (plain >> (4 * elem)) & 15u;
+                    EXPECT_EQ(f16_value((f >> (16 * q)) & 0xFFFF),
+                              std::ldexp(double(f4gemm::e2m1_to_float(uint8_t(nib))), -14))
+                        << std::hex << plain << " " << elem;
+                }
+            }
+    }
+}
+
+// The dec kernels' per-block B factors: one integer add gives e - ref + 127 in every byte of a scale word
+// (no carries) for every exponent within 100 binades below the CTA's largest, and the byte's bits placed
+// at 23..30 are exactly 2^(e - ref) as fp32. Exhaustive over the largest exponent and the offsets.
+TEST(Bitplane, DecScaleFactorsAreExactPowersOfTwo) {
+    for (int emax = 0; emax <= 254; ++emax) {
+        const int ref = emax - 13;  // the kernel's reference: kWindow below the CTA's largest exponent
+        const uint32_t bias = f4gemm::dec_scale_bias(ref);
+        for (int d0 = 0; d0 <= 100; ++d0) {
+            // four blocks with different offsets below emax, clamped to valid exponents
+            int e[4];
+            for (int j = 0; j < 4; ++j) e[j] = std::max(0, emax - (d0 + 37 * j) % 101);
+            const uint32_t word = uint32_t(e[0]) | uint32_t(e[1]) << 8 | uint32_t(e[2]) << 16 | uint32_t(e[3]) << 24;
+            const uint32_t t = word + bias;
+            for (int j = 0; j < 4; ++j) {
+                ASSERT_EQ(int((t >> (8 * j)) & 0xFF), e[j] - ref + 127) << emax << " " << d0 << " " << j;
+                float f;
+                const uint32_t bits = f4gemm::pow2_bits_of_byte(t, j);
+                std::memcpy(&f, &bits, 4);
+                ASSERT_EQ(double(f), std::ldexp(1.0, e[j] - ref)) << emax << " " << d0 << " " << j;
+            }
+        }
+    }
 }
 
 TEST(Bitplane, ImageKeepsRowsAndPaddingAndPacksWords) {
