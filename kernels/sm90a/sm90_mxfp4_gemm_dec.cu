@@ -84,10 +84,6 @@ static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem disagrees");
 static_assert(kSmemBytes > 0, "");
 #endif
 
-__device__ __forceinline__ void mbar_inval(uint64_t* bar) {
-    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
-}
-
 // D(16x8, fp32) = A(16x16, f16, row) * B(16x8, f16, col) + C.
 __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
                                      const float (&c)[4]) {
@@ -110,10 +106,6 @@ __device__ __forceinline__ uint32_t f16x2_hi(uint32_t x) {
 template <int j>
 __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
     return __uint_as_float(f4gemm::pow2_bits_of_byte(t, j));
-}
-
-__device__ __forceinline__ void cp_async_4(void* dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
 }
 
 // Per-warp main loop over chunks [c0, c1) of 128 K. kNt8: activation 8-row tiles (1 when M - m0 <= 8).
