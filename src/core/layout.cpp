@@ -153,30 +153,30 @@ size_t frag16_word_index(size_t n, size_t w, size_t k) {
     return (G * (k / 128) + c) * 256 + h * 128 + j * 32 + (g * 4 + t);
 }
 
+namespace {
 // Word by word: every word goes through bitplane_word anyway (the runs common to both sides are only
-// the 4 words t = 0..3 of one block of one row, 16 bytes).
-void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
-    check_frag16_shape(n, k, "frag16_pack");
+// the 4 words t = 0..3 of one block of one row, 16 bytes). `pack` picks the direction.
+void frag16_move(const uint8_t* src, uint8_t* dst, size_t n, size_t k, bool pack) {
     const size_t words = k / 8;  // per row
     for (size_t row = 0; row < n; ++row)
         for (size_t w = 0; w < words; ++w) {
+            const size_t plain = (row * words + w) * 4, shuffled = frag16_word_index(row, w, k) * 4;
             uint32_t x;
-            std::memcpy(&x, src + (row * words + w) * 4, 4);
-            x = bitplane_word(x);
-            std::memcpy(dst + frag16_word_index(row, w, k) * 4, &x, 4);
+            std::memcpy(&x, src + (pack ? plain : shuffled), 4);
+            x = pack ? bitplane_word(x) : bitplane_word_inverse(x);
+            std::memcpy(dst + (pack ? shuffled : plain), &x, 4);
         }
+}
+}  // namespace
+
+void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
+    check_frag16_shape(n, k, "frag16_pack");
+    frag16_move(src, dst, n, k, true);
 }
 
 void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
     check_frag16_shape(n, k, "frag16_unpack");
-    const size_t words = k / 8;
-    for (size_t row = 0; row < n; ++row)
-        for (size_t w = 0; w < words; ++w) {
-            uint32_t x;
-            std::memcpy(&x, src + frag16_word_index(row, w, k) * 4, 4);
-            x = bitplane_word_inverse(x);
-            std::memcpy(dst + (row * words + w) * 4, &x, 4);
-        }
+    frag16_move(src, dst, n, k, false);
 }
 
 // --- layout names -------------------------------------------------------------------------------
