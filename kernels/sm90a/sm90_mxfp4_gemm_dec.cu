@@ -254,8 +254,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     __syncthreads();
     // Per-row scale scan over the whole K (8 lanes per row): A rows get a reference each, B rows add to the
     // CTA's exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the
-    // exact path. Rows past M / N are padding (scale
-    // 0x7F) and never stored: not scanned.
+    // exact path. Rows past M / N are padding (scale 0x7F) and never stored: not scanned.
     {
         constexpr int kRows = TILE_M + TILE_N;
         const int sub = lane / 8, part = lane % 8;
