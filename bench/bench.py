@@ -126,7 +126,22 @@ def frag16_pack(b):
     return w.permute(0, 3, 1, 4, 2, 5).contiguous().view(torch.uint8).reshape(rows, kh)  # G, c, h, j, g, t
 
 
-B_PACK = {"bitplane": bitplane_pack, "frag16": frag16_pack}  # b_layout -> host transform of plain B
+def frag16s_pack(b, sb):
+    """B in the frag16s layout of our dec kernels (include/f4gemm/layout.hpp): frag16 with each (16-row group,
+    128-K chunk)'s 64 scale bytes after its 1024 data bytes (row r of the group at 1024 + 4r + block % 4), so
+    one bulk copy brings both. b: uint8 [rows, K/2] plain, sb: uint8 [rows, K/32] plain (same rows); returns
+    uint8 [rows, K/2 + K/32]."""
+    rows, kh = b.shape
+    if sb.shape != (rows, kh // 16):
+        raise ValueError(f"frag16s_pack: scales have shape {tuple(sb.shape)}, need ({rows}, {kh // 16})")
+    f = frag16_pack(b).reshape(rows // 16, kh // 64, 1024)  # G, c, chunk bytes
+    s = sb.reshape(rows // 16, 16, kh // 64, 4).permute(0, 2, 1, 3).reshape(rows // 16, kh // 64, 64)  # G, c, r*4+j
+    return torch.cat([f, s], dim=2).reshape(rows, kh + kh // 16).contiguous()
+
+
+# b_layout -> host transform of plain B (and its plain scales, which frag16s carries too)
+B_PACK = {"bitplane": lambda b, sb: bitplane_pack(b), "frag16": lambda b, sb: frag16_pack(b),
+          "frag16s": frag16s_pack}
 
 
 def dequant(packed, scales, rows, k, dtype=torch.float64):
@@ -279,9 +294,9 @@ def main():
         d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
         kern, l2 = f4.select(m, n, k)
         b_pack = B_PACK.get(f4.b_layout(kern))
-        if b_pack:  # the kernel reads B pre-shuffled (bitplane, frag16), like aiter's bpreshuffle
+        if b_pack:  # the kernel reads B pre-shuffled (bitplane, frag16, frag16s), like aiter's bpreshuffle
             for o in ops:
-                o["b_kernel"] = b_pack(o["b"])
+                o["b_kernel"] = b_pack(o["b"], o["sb"])
         # Correctness first: f4gemm vs the float64 reference on the GPU, the project's metric.
         d.fill_(float("nan"))
         f4.gemm(kern, l2, m, n, k, ops[0], d)

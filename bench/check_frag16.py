@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import bitplane_pack, frag16_pack  # noqa: E402
+from bench import bitplane_pack, frag16_pack, frag16s_pack  # noqa: E402
 
 
 def cli_pack(exe, layout, x, tmp, inverse=False):
@@ -54,6 +54,25 @@ def main():
                                     f"(torch {got.reshape(-1)[bad[0]]:#04x}, f4gemm {want.reshape(-1)[bad[0]]:#04x})")
                 if not np.array_equal(cli_pack(args.f4gemm, layout, want, tmp, inverse=True), x):
                     problems.append(f"{layout}: f4gemm pack --inverse does not give the input back")
+            # frag16s: B and its scales into one image, and back (--scales is the input, then the output)
+            sb = torch.randint(0, 256, (args.rows, args.cols // 16), dtype=torch.uint8, generator=g)
+            sp = os.path.join(tmp, "sb.npy")
+            np.save(sp, sb.numpy())
+            src, dst = os.path.join(tmp, "b16.npy"), os.path.join(tmp, "b16s.npy")
+            np.save(src, x)
+            r = subprocess.run([args.f4gemm, "pack", "--layout", "frag16s", "--in", src, "--scales", sp, "--out", dst],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"pack --layout frag16s exited {r.returncode}: {r.stderr.strip()}")
+            want = np.load(dst)
+            got = frag16s_pack(b, sb).numpy()
+            if got.shape != want.shape or not np.array_equal(got, want):
+                problems.append(f"frag16s: torch {got.shape} and f4gemm {want.shape} differ")
+            su = os.path.join(tmp, "su.npy")
+            r = subprocess.run([args.f4gemm, "pack", "--layout", "frag16s", "--inverse", "--in", dst, "--scales", su,
+                                "--out", src], capture_output=True, text=True)
+            if r.returncode != 0 or not np.array_equal(np.load(src), x) or not np.array_equal(np.load(su), sb.numpy()):
+                problems.append("frag16s: f4gemm pack --inverse does not give B and its scales back")
             if np.array_equal(frag16_pack(b).numpy(), bitplane_pack(b).numpy()):
                 problems.append("frag16: same bytes as bitplane (the shuffle did nothing)")
     except Exception as e:  # noqa: BLE001
@@ -61,7 +80,8 @@ def main():
     if problems:
         print(f"FAILED: {'; '.join(problems)}")
         return 1
-    print(f"PASSED: frag16_pack and bitplane_pack match f4gemm pack byte for byte on [{args.rows}, {args.cols}]")
+    print(f"PASSED: frag16_pack, frag16s_pack and bitplane_pack match f4gemm pack byte for byte on "
+          f"[{args.rows}, {args.cols}]")
     return 0
 
 

@@ -33,6 +33,7 @@ int run(const RunOptions& o);
 
 struct PackOptions {
     std::string layout, in, out;
+    std::string scales;  // frag16s: the plain scales (read; written with --inverse)
     bool inverse = false;
 };
 int pack(const PackOptions& o);

@@ -92,7 +92,10 @@ int main(int argc, char** argv) {
 
     PackOptions po;
     CLI::App* pack_cmd = app.add_subcommand("pack", "offline layout transforms of .npy operands");
-    pack_cmd->add_option("--layout", po.layout, "aiter-b | aiter-scale | bitplane | frag16")->required();
+    pack_cmd->add_option("--layout", po.layout, "aiter-b | aiter-scale | bitplane | frag16 | frag16s")
+        ->required();
+    pack_cmd->add_option("--scales", po.scales,
+                         "frag16s: the plain scales .npy [rows, K/32] (input; the output with --inverse)");
     pack_cmd->add_flag("--inverse", po.inverse, "undo the transform");
     pack_cmd->add_option("--in", po.in, "input .npy (uint8)")->required();
     pack_cmd->add_option("--out", po.out, "output .npy")->required();

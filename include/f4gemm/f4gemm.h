@@ -26,8 +26,8 @@ int f4gemm_num_kernels(const f4gemm_handle* h);
 /* co_name, tile and split capability of kernel i (manifest order). */
 const char* f4gemm_kernel_name(const f4gemm_handle* h, int i);
 int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, int* split_k);
-/* The B layout kernel i reads ("plain", "aiter16x16", "bitplane" or "frag16"; docs/LAYOUTS_SM90.md): the
- * caller of f4gemm_gemm passes B in it. NULL for a bad index. */
+/* The B layout kernel i reads ("plain", "aiter16x16", "bitplane", "frag16" or "frag16s";
+ * docs/LAYOUTS_SM90.md): the caller of f4gemm_gemm passes B in it. NULL for a bad index. */
 const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i);
 /* The SM count the heuristic uses. */
 int f4gemm_num_sms(const f4gemm_handle* h);

@@ -64,6 +64,19 @@ size_t frag16_word_index(size_t n, size_t w, size_t k);  // dst word index of pl
 void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k);    // plain [n, k/2] -> frag16
 void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k);  // frag16 -> plain [n, k/2]
 
+// frag16s B (the dec kernels, b_layout "frag16s"): frag16 with each group's block scales carried inside
+// the chunk, so one 1D bulk copy brings a chunk's data and scales. Per (16-row group G, 128-K chunk c),
+// G outer, kFrag16sChunk = 1088 bytes: the 1024 bytes of frag16 chunk (G, c), then the 16 rows' scale
+// bytes of blocks 4c..4c+3, row r of the group at byte 1024 + 4r + (block % 4). Total n*(k/2 + k/32)
+// bytes, i.e. the plain B and its plain scales together. The plain scales (sB) are still passed to the
+// kernel (its start-up scan and exact path read them). Requires n % 16 == 0 and k % 128 == 0.
+// docs/LAYOUTS_SM90.md, "frag16s B".
+constexpr size_t kFrag16sChunk = 1088;
+size_t frag16s_bytes(size_t n, size_t k);  // n/16 * k/128 * 1088
+// plain [n, k/2] + plain scales [n, k/32] -> frag16s; and back
+void frag16s_pack(const uint8_t* src, const uint8_t* scales, uint8_t* dst, size_t n, size_t k);
+void frag16s_unpack(const uint8_t* src, uint8_t* dst, uint8_t* scales, size_t n, size_t k);
+
 // --- aiter scales: pad [rows, k/32] to [round_up(rows,256), round_up(k/32,8)] then shuffle -----
 struct ScaleShape {
     size_t rows;  // sm = round_up(rows, 256)
@@ -81,10 +94,10 @@ void aiter_scale_shuffle(const uint8_t* padded, uint8_t* dst, size_t sm, size_t 
 void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_t sn);
 
 // --- per-kernel layout names, as the manifest's b_layout / scale_layout columns spell them ----
-enum class BLayout { Plain, Aiter16x16, Bitplane, Frag16 };
+enum class BLayout { Plain, Aiter16x16, Bitplane, Frag16, Frag16S };
 enum class ScaleLayout { Plain, AiterShuffled };
 // The accepted names, as the fix in an error message (parse_* and the manifest reader).
-constexpr const char* kBLayoutChoices = "plain, aiter16x16, bitplane or frag16";
+constexpr const char* kBLayoutChoices = "plain, aiter16x16, bitplane, frag16 or frag16s";
 constexpr const char* kScaleLayoutChoices = "plain or aiter";
 BLayout parse_b_layout(const std::string& s);          // one of kBLayoutChoices; throws
 ScaleLayout parse_scale_layout(const std::string& s);  // one of kScaleLayoutChoices; throws

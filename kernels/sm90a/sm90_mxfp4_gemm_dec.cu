@@ -1,10 +1,12 @@
 // Decode sm_90a MXFP4 x MXFP4 -> bf16 GEMM for small M (the `dec` family). The weight rows (N) are the
 // M side of mma.sync.m16n8k16 (f16 in, fp32 accumulate), the activation rows (up to 16 per CTA row) the
 // N side; the CTA's warps split K.
-//   - B in the frag16 layout (include/f4gemm/layout.hpp): per (16-row group, 128-K chunk) 1024 bytes of
-//     bit-plane words, block-major inside each half. Each warp keeps a ring of STAGES chunk slots in
-//     shared memory, filled by one lane with 1D bulk copies (1 KB per 16-row group, mbarrier transaction
-//     count): STAGES - 1 chunks in flight per warp without holding registers. Per scale block a lane
+//   - B in the frag16s layout (include/f4gemm/layout.hpp): per (16-row group, 128-K chunk) 1024 bytes of
+//     bit-plane words, block-major inside each half, then the group's 64 scale bytes of the chunk. Each
+//     warp keeps a ring of STAGES chunk slots in shared memory, filled by one lane with 1D bulk copies
+//     (1088 bytes per 16-row group, mbarrier transaction count): STAGES - 1 chunks in flight per warp
+//     without holding registers. The plain B scales (sB) are still read by the start-up scan and the
+//     exact path. Per scale block a lane
 //     reads one conflict-free 4-byte word per row pair; two masks and a shift give the e5m2 bytes of
 //     e2m1 * 2^-14, a byte permute the f16 (an e5m2 byte is the high byte of the f16 of its value).
 //     sm_90 has no FP8 mma.sync (ptxas lowers it to the same unpacks + HMMA), so the kernel feeds f16.
@@ -56,16 +58,23 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kStages = F4GEMM_DEC_STAGES;
 constexpr int TILE_M = 16;
 constexpr int TILE_N = 16 * kR;
+// Words in flight per row in the start-up scan. Both values measured within 1% of each other (docs/PERF.md
+// entry 17); each is the one that leaves its configs free of spills (ptxas allocates the 128 registers of
+// the main loop differently around the scan).
+constexpr int kScanUnroll = F4GEMM_MIN_BLOCKS > 1 ? 2 : 4;
 constexpr int kBSpan = 100;             // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
-// One ring slot = one 128-K chunk of everything the warp reads: B (bulk copies), the 16 activation rows'
-// 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks), their 16 scale words and the 16 * kR
-// B scale words (cp.async, 16 and 4 bytes).
-constexpr int kSlotB = kR * 1024;
+// One ring slot = one 128-K chunk of everything the warp reads: B and its scales (bulk copies), the 16
+// activation rows' 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks) and their 16 scale
+// words (cp.async, 16 and 4 bytes). B arrives in the frag16s layout: per (16-row group, 128-K chunk) the 1024
+// bytes of frag16 words, then the 16 rows' 4 scale bytes of that chunk (kChunkB bytes in all), so one bulk
+// copy per group brings both; before frag16s the B scales came by 4-byte cp.async, one 32-byte sector per
+// row and chunk, and cost 13-19% of the time (docs/PERF.md entry 17).
+constexpr int kChunkB = 1024 + 16 * 4;
+constexpr int kSlotB = kR * kChunkB;
 constexpr int kAPitch = 80;
 constexpr int kOffA = kSlotB;
 constexpr int kOffAs = kOffA + 16 * kAPitch;
-constexpr int kOffBs = kOffAs + 16 * 4;
-constexpr int kStageBytes = kOffBs + 16 * kR * 4;
+constexpr int kStageBytes = kOffAs + 16 * 4;
 constexpr int kRingBytes = kStages * kWarps * kStageBytes + kStages * kWarps * 8;  // slots + mbarriers
 static_assert(kStageBytes % 16 == 0, "slot alignment");
 constexpr int kRedPitch = TILE_N + 4;  // floats; = 4 mod 32: the fragment stores hit 32 distinct banks
@@ -109,15 +118,16 @@ __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
 }
 
 // Per-warp main loop over chunks [c0, c1) of 128 K. kNt8: activation 8-row tiles (1 when M - m0 <= 8).
-// Every operand byte of a chunk arrives through the warp's ring slot (bulk copies for B, cp.async for A
-// and the scales, all counted on the slot's mbarrier: 1 expect_tx arrival + 32 cp.async arrivals), issued
+// Every operand byte of a chunk arrives through the warp's ring slot (bulk copies for B and its scales,
+// cp.async for A and its scales, all counted on the slot's mbarrier: 1 expect_tx arrival + 32 cp.async
+// arrivals), issued
 // kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
 template <int kNt8>
 __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c0, int c1, int lane,
                                          const int (&refA)[2], uint32_t kB, float (&acc)[kR][2][4],
                                          uint8_t* ring, uint64_t* bars) {
     const int g = lane >> 2, t = lane & 3;
-    const long grp = 16L * p.ldb;  // bytes per 16-row group of B
+    const long grp = (long)(p.K / 128) * kChunkB;  // bytes per 16-row group of B (frag16s)
     const uint8_t* bgroup = p.B + (long)(n0 / 16) * grp;
 
     if (lane == 0) {
@@ -130,10 +140,10 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
         if (c >= c1) return;  // warp-uniform
         uint8_t* dst = ring + slot * kStageBytes;
         if (lane == 0) {
-            mbar_arrive_expect_tx(&bars[slot], kR * 1024);
+            mbar_arrive_expect_tx(&bars[slot], kSlotB);
 #pragma unroll
             for (int rg = 0; rg < kR; ++rg)
-                bulk_copy_g2s(dst + rg * 1024, bgroup + rg * grp + (long)c * 1024, 1024, &bars[slot]);
+                bulk_copy_g2s(dst + rg * kChunkB, bgroup + rg * grp + (long)c * kChunkB, kChunkB, &bars[slot]);
         }
         // A: 8 * kNt8 rows x 64 bytes = 4 pieces of 16 bytes per row
 #pragma unroll
@@ -144,11 +154,6 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
                             p.A + (long)(m0 + row) * p.lda + c * 64 + part * 16);
         }
         if (lane < 8 * kNt8) cp_async_4(dst + kOffAs + lane * 4, p.sA + (long)(m0 + lane) * p.ldsa + c * 4);
-#pragma unroll
-        for (int q = 0; q < (16 * kR + 31) / 32; ++q) {
-            const int i = lane + 32 * q;
-            if (i < 16 * kR) cp_async_4(dst + kOffBs + i * 4, p.sB + (long)(n0 + i) * p.ldsb + c * 4);
-        }
         cp_async_mbar_arrive(&bars[slot]);
     };
 
@@ -172,7 +177,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
 #pragma unroll
         for (int rg = 0; rg < kR; ++rg) {
             // word t of block j of rows g (first half) and g + 8 (second half): 128 contiguous bytes per warp
-            const uint8_t* q = s + rg * 1024 + j * 128 + lane * 4;
+            const uint8_t* q = s + rg * kChunkB + j * 128 + lane * 4;
             const uint32_t x0 = *reinterpret_cast<const uint32_t*>(q);
             const uint32_t x1 = *reinterpret_cast<const uint32_t*>(q + 512);
             // e5m2 bytes of e2m1 * 2^-14 (bit-plane words): e0..e3 and e4..e7 of rows g and g + 8
@@ -211,7 +216,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
         for (int rg = 0; rg < kR; ++rg)
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh)
-                bsc[rg][hh] = *reinterpret_cast<const uint32_t*>(s + kOffBs + (16 * rg + 8 * hh + g) * 4);
+                bsc[rg][hh] = *reinterpret_cast<const uint32_t*>(s + rg * kChunkB + 1024 + (8 * hh + g) * 4);
         block(s, asc, bsc, std::integral_constant<int, 0>{});
         block(s, asc, bsc, std::integral_constant<int, 1>{});
         block(s, asc, bsc, std::integral_constant<int, 2>{});
@@ -254,17 +259,43 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     __syncthreads();
     // Per-row scale scan over the whole K (8 lanes per row): A rows get a reference each, B rows add to the
     // CTA's exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the
-    // exact path. Rows past M / N are padding (scale 0x7F) and never stored: not scanned.
+    // exact path. Rows past M / N are padding (scale 0x7F) and never stored: not scanned. A warp's rows
+    // (kRounds groups of 4) are scanned together, their loads unrolled, so the scan costs a few memory
+    // latencies rather than one per word and round (docs/PERF.md entry 17).
     {
         constexpr int kRows = TILE_M + TILE_N;
+        constexpr int kRounds = (kRows + 4 * kWarps - 1) / (4 * kWarps);
         const int sub = lane / 8, part = lane % 8;
-        for (int r0 = warp * 4; r0 < kRows; r0 += 4 * kWarps) {  // warp-uniform trip count
-            const int r = r0 + sub;
+        const uint2* src[kRounds];
+        bool valid[kRounds];
+        uint32_t mx[kRounds], mn[kRounds], nan[kRounds];
+#pragma unroll
+        for (int i = 0; i < kRounds; ++i) {
+            const int r = warp * 4 + i * 4 * kWarps + sub;
             const bool is_a = r < TILE_M;
             const int row = is_a ? m0 + r : n0 + (r - TILE_M);
-            const bool valid = r < kRows && (is_a ? row < p.M : row < p.N);
-            const uint8_t* sc = valid ? (is_a ? p.sA + (long)row * p.ldsa : p.sB + (long)row * p.ldsb) : p.sA;
-            const RowRef rr = scan_row(sc, p.K / 256, part, 8, valid);
+            valid[i] = r < kRows && (is_a ? row < p.M : row < p.N);
+            src[i] = reinterpret_cast<const uint2*>(
+                valid[i] ? (is_a ? p.sA + (long)row * p.ldsa : p.sB + (long)row * p.ldsb) : p.sA);
+            mx[i] = 0u;
+            mn[i] = 0xFFFFFFFFu;
+            nan[i] = 0u;
+        }
+        const int nwords = p.K / 256;  // u64 scale words per row
+#pragma unroll kScanUnroll
+        for (int w = part; w < nwords; w += 8) {
+            uint2 v[kRounds];
+#pragma unroll
+            for (int i = 0; i < kRounds; ++i) v[i] = valid[i] ? __ldg(src[i] + w) : make_uint2(0u, 0u);
+#pragma unroll
+            for (int i = 0; i < kRounds; ++i)
+                if (valid[i]) scan_word(v[i], mx[i], mn[i], nan[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < kRounds; ++i) {
+            const int r = warp * 4 + i * 4 * kWarps + sub;
+            const bool is_a = r < TILE_M;
+            const RowRef rr = finish_row(mx[i], mn[i], nan[i], 8, valid[i]);
             if (part == 0 && r < kRows) {
                 s_ref[r] = rr.ref;
                 s_nan[r] = rr.nan;
@@ -278,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     }
     __syncthreads();
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
-        exact_tile<kThreads, kExactBFrag16>(p, geo, m0, n0, TILE_M, TILE_N, 0, p.K / 32, smem, tid);
+        exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, TILE_M, TILE_N, 0, p.K / 32, smem, tid);
         return;
     }
     const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]

@@ -149,22 +149,32 @@ struct RowRef {
     int emax, emin;  // largest and smallest non-NaN block exponent
 };
 
+// One u64 word of scales into a lane's running byte-wise max / min (NaN bytes excluded) and NaN mask.
+__device__ __forceinline__ void scan_word(uint2 v, uint32_t& mx, uint32_t& mn, uint32_t& nan) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const uint32_t x = h ? v.y : v.x;
+        const uint32_t ff = __vcmpeq4(x, 0xFFFFFFFFu);
+        nan |= ff;
+        mx = __vmaxu4(mx, x & ~ff);
+        mn = __vminu4(mn, x | ff);
+    }
+}
+
+// The cooperating lanes' partial results -> the row's RowRef (every lane gets it).
+__device__ __forceinline__ RowRef finish_row(uint32_t mx, uint32_t mn, uint32_t nan, int nparts, bool valid);
+
 __device__ __forceinline__ RowRef scan_row(const uint8_t* row_scales, int nwords, int part, int nparts,
                                            bool valid) {
     uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
     if (valid) {
-        for (int w = part; w < nwords; w += nparts) {
-            const uint2 v = __ldg(reinterpret_cast<const uint2*>(row_scales) + w);
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const uint32_t x = h ? v.y : v.x;
-                const uint32_t ff = __vcmpeq4(x, 0xFFFFFFFFu);
-                nan |= ff;
-                mx = __vmaxu4(mx, x & ~ff);
-                mn = __vminu4(mn, x | ff);
-            }
-        }
+        for (int w = part; w < nwords; w += nparts)
+            scan_word(__ldg(reinterpret_cast<const uint2*>(row_scales) + w), mx, mn, nan);
     }
+    return finish_row(mx, mn, nan, nparts, valid);
+}
+
+__device__ __forceinline__ RowRef finish_row(uint32_t mx, uint32_t mn, uint32_t nan, int nparts, bool valid) {
     for (int o = 1; o < nparts; o <<= 1) {
         mx = __vmaxu4(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
         mn = __vminu4(mn, __shfl_xor_sync(0xFFFFFFFFu, mn, o));

@@ -88,6 +88,8 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     const size_t M = static_cast<size_t>(m), N = static_cast<size_t>(n), K = static_cast<size_t>(k);
     p.a_bytes = round_up(M, kOperandRowPad) * (K / 2);  // (round_up(M,256), K/2) fp4x2, zero rows past M
     p.b_bytes = round_up(N, kOperandRowPad) * (K / 2);  // (round_up(N,256), K/2) fp4x2, per b_layout
+    if (kc.b_layout == BLayout::Frag16S)
+        p.b_bytes = frag16s_bytes(round_up(N, kOperandRowPad), K);  // + scales
     if (kc.scale_layout == ScaleLayout::AiterShuffled) {
         p.scale_stride = round_up(K / 32, 8);  // sn: aiter pads the scale columns to 8
     } else {

@@ -111,7 +111,8 @@ void aiter_scale_unshuffle(const uint8_t* src, uint8_t* padded, size_t sm, size_
 // --- bit-plane B ----------------------------------------------------------------------------------
 
 namespace {
-void bitplane_apply(const uint8_t* src, uint8_t* dst, size_t bytes, uint32_t (*f)(uint32_t), const char* who) {
+void bitplane_apply(const uint8_t* src, uint8_t* dst, size_t bytes, uint32_t (*f)(uint32_t),
+                    const char* who) {
     if (bytes % 4 != 0)
         throw Error(Errc::InvalidArgument, std::string(who) + " (got " + std::to_string(bytes) +
                                                " bytes): the bit-plane layout permutes whole 4-byte words");
@@ -179,6 +180,42 @@ void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
     frag16_move(src, dst, n, k, false);
 }
 
+// --- frag16s B: frag16 chunks of 1024 bytes spread to 1088, the group's scales in the last 64 ------------
+
+size_t frag16s_bytes(size_t n, size_t k) {
+    return n / 16 * (k / 128) * kFrag16sChunk;
+}
+
+namespace {
+// Chunk i of a frag16 image (1024 bytes) <-> bytes [i*1088, i*1088 + 1024) of the frag16s image, and scale
+// byte (row, block) <-> 1024 + 4*(row % 16) + block % 4 of chunk (row/16)*(k/128) + block/4.
+size_t frag16s_scale_offset(size_t row, size_t block, size_t k) {
+    return ((row / 16) * (k / 128) + block / 4) * kFrag16sChunk + 1024 + 4 * (row % 16) + block % 4;
+}
+}  // namespace
+
+void frag16s_pack(const uint8_t* src, const uint8_t* scales, uint8_t* dst, size_t n, size_t k) {
+    check_frag16_shape(n, k, "frag16s_pack");
+    std::vector<uint8_t> f(n * k / 2);
+    frag16_pack(src, f.data(), n, k);
+    const size_t chunks = n / 16 * (k / 128);
+    for (size_t i = 0; i < chunks; ++i) std::memcpy(dst + i * kFrag16sChunk, f.data() + i * 1024, 1024);
+    const size_t blocks = k / kBlockK;
+    for (size_t row = 0; row < n; ++row)
+        for (size_t b = 0; b < blocks; ++b) dst[frag16s_scale_offset(row, b, k)] = scales[row * blocks + b];
+}
+
+void frag16s_unpack(const uint8_t* src, uint8_t* dst, uint8_t* scales, size_t n, size_t k) {
+    check_frag16_shape(n, k, "frag16s_unpack");
+    std::vector<uint8_t> f(n * k / 2);
+    const size_t chunks = n / 16 * (k / 128);
+    for (size_t i = 0; i < chunks; ++i) std::memcpy(f.data() + i * 1024, src + i * kFrag16sChunk, 1024);
+    frag16_unpack(f.data(), dst, n, k);
+    const size_t blocks = k / kBlockK;
+    for (size_t row = 0; row < n; ++row)
+        for (size_t b = 0; b < blocks; ++b) scales[row * blocks + b] = src[frag16s_scale_offset(row, b, k)];
+}
+
 // --- layout names -------------------------------------------------------------------------------
 
 BLayout parse_b_layout(const std::string& s) {
@@ -186,6 +223,7 @@ BLayout parse_b_layout(const std::string& s) {
     if (s == "aiter16x16") return BLayout::Aiter16x16;
     if (s == "bitplane") return BLayout::Bitplane;
     if (s == "frag16") return BLayout::Frag16;
+    if (s == "frag16s") return BLayout::Frag16S;
     throw Error(Errc::InvalidArgument, "unknown B layout (got '" + s + "'): use " + kBLayoutChoices);
 }
 
@@ -205,6 +243,8 @@ const char* to_string(BLayout l) {
             return "bitplane";
         case BLayout::Frag16:
             return "frag16";
+        case BLayout::Frag16S:
+            return "frag16s";
     }
     return "?";
 }
@@ -262,6 +302,14 @@ OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n
         const std::vector<uint8_t> plain = padded_rows(packed, n, k);
         img.data.resize(plain.size());  // (round_up(n,256), k/2) bytes, frag16
         frag16_pack(plain.data(), img.data.data(), round_up(n, kOperandRowPad), k);
+    } else if (bl == BLayout::Frag16S) {
+        const size_t rows = round_up(n, kOperandRowPad), blocks = k / kBlockK;
+        check_frag16_shape(rows, k, "make_b_image");
+        const std::vector<uint8_t> plain = padded_rows(packed, n, k);
+        std::vector<uint8_t> sc(rows * blocks, kScalePadByte);  // the pad rows' scales, as fill_scales
+        if (n) std::memcpy(sc.data(), scales, n * blocks);
+        img.data.resize(frag16s_bytes(rows, k));  // round_up(n,256) rows of k/2 + k/32 bytes, frag16s
+        frag16s_pack(plain.data(), sc.data(), img.data.data(), rows, k);
     } else {
         img.data = padded_rows(packed, n, k);  // (round_up(n,256), k/2) fp4x2, K-major, plain
         if (bl == BLayout::Bitplane) bitplane_pack(img.data.data(), img.data.data(), img.data.size());

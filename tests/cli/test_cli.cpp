@@ -271,7 +271,8 @@ TEST(Cli, PackAndQuantizeRoundTrip) {
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
     EXPECT_NE(f4gemm::npy_read(t / "bs.npy").bytes, b.packed);
     ASSERT_EQ(f4("pack --layout bitplane --in " + (t / "b.npy") + " --out " + (t / "bp.npy")).rc, 0);
-    ASSERT_EQ(f4("pack --layout bitplane --inverse --in " + (t / "bp.npy") + " --out " + (t / "bq.npy")).rc, 0);
+    ASSERT_EQ(f4("pack --layout bitplane --inverse --in " + (t / "bp.npy") + " --out " + (t / "bq.npy")).rc,
+              0);
     const f4gemm::NpyArray bp = f4gemm::npy_read(t / "bp.npy");
     EXPECT_EQ(bp.shape, (std::vector<size_t>{32, 128}));
     EXPECT_NE(bp.bytes, b.packed);
@@ -324,7 +325,48 @@ TEST(Cli, PackFrag16RoundTrip) {
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
 }
 
+TEST(Cli, PackFrag16sRoundTrip) {
+    TempDir t;
+    const size_t rows = 32, k = 256;
+    const f4gemm::MxOperand b = f4gemm::make_operand(rows, k, 4321);
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {rows, k / 2}, b.packed.data());
+    f4gemm::npy_write(t / "s.npy", f4gemm::NpyDtype::U8, {rows, k / 32}, b.scales.data());
+    const Result r = f4("pack --layout frag16s --in " + (t / "b.npy") + " --scales " + (t / "s.npy") +
+                        " --out " + (t / "bf.npy"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    const f4gemm::NpyArray bf = f4gemm::npy_read(t / "bf.npy");
+    EXPECT_EQ(bf.shape, (std::vector<size_t>{rows, k / 2 + k / 32}));
+    std::vector<uint8_t> want(f4gemm::frag16s_bytes(rows, k));
+    f4gemm::frag16s_pack(b.packed.data(), b.scales.data(), want.data(), rows, k);
+    EXPECT_EQ(bf.bytes, want);  // as the library computes it
+    // Spot check: the scale of row 17, block 6 (group 1, chunk 1, row 1 of the group, block 2 of the
+    // chunk) sits at chunk 1*2 + 1 = 3, byte 1024 + 4*1 + 2.
+    EXPECT_EQ(bf.bytes[3 * 1088 + 1024 + 4 + 2], b.scales[17 * (k / 32) + 6]);
+    ASSERT_EQ(f4("pack --layout frag16s --inverse --in " + (t / "bf.npy") + " --out " + (t / "bu.npy") +
+                 " --scales " + (t / "su.npy"))
+                  .rc,
+              0);
+    EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
+    EXPECT_EQ(f4gemm::npy_read(t / "su.npy").bytes, b.scales);
+}
+
 // ---- bad input ---------------------------------------------------------------------------------
+
+TEST(CliBadInput, PackFrag16sNeedsScalesOfTheRightShape) {
+    TempDir t;
+    const std::vector<uint8_t> x(32 * 128, 0x11);
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {32, 128}, x.data());  // K = 256
+    f4gemm::npy_write(t / "s.npy", f4gemm::NpyDtype::U8, {32, 4}, x.data());    // K/32 = 4: wrong, needs 8
+    expect_one_line_error(f4("pack --layout frag16s --in " + (t / "b.npy") + " --out " + (t / "o.npy")),
+                          "--layout frag16s needs --scales");
+    expect_one_line_error(f4("pack --layout frag16s --in " + (t / "b.npy") + " --scales " + (t / "s.npy") +
+                             " --out " + (t / "o.npy")),
+                          "has shape [32, 4]: it must be [32, 8] (rows of --in, K/32)");
+    expect_one_line_error(f4("pack --layout frag16s --inverse --in " + (t / "b.npy") + " --scales " +
+                             (t / "s2.npy") + " --out " + (t / "o.npy")),
+                          "frag16s needs rows % 16 == 0 and columns = K/2 + K/32");
+    EXPECT_FALSE(fs::exists(t / "o.npy"));
+}
 
 TEST(CliBadInput, PackFrag16Shapes) {
     TempDir t;
@@ -338,7 +380,7 @@ TEST(CliBadInput, PackFrag16Shapes) {
         "has shape [16, 96]: frag16 needs");
     EXPECT_FALSE(fs::exists(t / "o.npy"));
     expect_one_line_error(f4("pack --layout frag --in " + (t / "r24.npy") + " --out " + (t / "o.npy")),
-                          "use aiter-b, aiter-scale, bitplane or frag16");
+                          "use aiter-b, aiter-scale, bitplane, frag16 or frag16s");
 }
 
 TEST(CliBadInput, Shapes) {

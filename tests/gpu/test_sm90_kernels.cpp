@@ -142,7 +142,7 @@ TEST(Sm90, PrepassKernelsOnRaggedShapesAndLongK) {
     EXPECT_GT(tested, 0) << "no sm90pp1 kernel in the manifest";
 }
 
-// The dec kernels (B in frag16 through a per-warp shared-memory ring into mma.sync fragments, K split across
+// The dec kernels (B in frag16s through a per-warp shared-memory ring into mma.sync fragments, K split across
 // the CTA's warps): M <= 8 and 9..16 take different paths, K = 256 leaves most warps without a chunk,
 // N not a multiple of the tile masks the last CTA, M = 33 spans three row tiles, and a long K; each
 // against the float64 reference under the bf16-rounding bound, with C and alpha on one shape.
@@ -154,7 +154,7 @@ TEST(Sm90, DecodeKernelsOnSmallMRaggedNAndShortK) {
     };
     int tested = 0;
     for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
-        if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16) continue;
+        if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16S) continue;
         for (const Shape s : {Shape{1, 16, 256, false}, Shape{1, 4096, 2048, false}, Shape{8, 272, 512, true},
                               Shape{9, 1040, 1024, false}, Shape{16, 2048, 8192, false},
                               Shape{33, 528, 768, true}}) {
@@ -167,7 +167,7 @@ TEST(Sm90, DecodeKernelsOnSmallMRaggedNAndShortK) {
             ++tested;
         }
     }
-    EXPECT_GT(tested, 0) << "no frag16 (dec) kernel in the manifest";
+    EXPECT_GT(tested, 0) << "no frag16s (dec) kernel in the manifest";
 }
 
 // The dec kernels apply B's block scale with one reference per CTA (2^(e - ref) down to 2^-87): B rows
@@ -183,7 +183,7 @@ TEST(Sm90, DecodeKernelsOnRowsWithFarApartScales) {
     const std::vector<float> ref = reference_for(p);
     int tested = 0;
     for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
-        if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16) continue;
+        if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16S) continue;
         GpuGemm g(*gpu()->dev, gpu()->manifest, int(i), 0, p);
         const std::vector<uint16_t> d = g.run_and_fetch();
         size_t bad = 0, checked = 0;
@@ -201,7 +201,7 @@ TEST(Sm90, DecodeKernelsOnRowsWithFarApartScales) {
         EXPECT_GT(checked, M * N / 2);
         ++tested;
     }
-    EXPECT_GT(tested, 0) << "no frag16 (dec) kernel in the manifest";
+    EXPECT_GT(tested, 0) << "no frag16s (dec) kernel in the manifest";
 }
 
 TEST(Sm90, AlphaBetaAndC) {

@@ -225,7 +225,8 @@ TEST(AiterScale, RejectsUnpaddedShapes) {
 // ---- names --------------------------------------------------------------------------------------
 
 TEST(LayoutNames, ParseAndPrint) {
-    for (BLayout l : {BLayout::Plain, BLayout::Aiter16x16, BLayout::Bitplane, BLayout::Frag16})
+    for (BLayout l :
+         {BLayout::Plain, BLayout::Aiter16x16, BLayout::Bitplane, BLayout::Frag16, BLayout::Frag16S})
         EXPECT_EQ(parse_b_layout(to_string(l)), l);
     for (ScaleLayout l : {ScaleLayout::Plain, ScaleLayout::AiterShuffled})
         EXPECT_EQ(parse_scale_layout(to_string(l)), l);
@@ -233,7 +234,7 @@ TEST(LayoutNames, ParseAndPrint) {
     EXPECT_STREQ(to_string(ScaleLayout::AiterShuffled), "aiter");
     expect_error([] { parse_b_layout("aiter"); }, Errc::InvalidArgument, "'aiter'");
     expect_error([] { parse_b_layout("frag"); }, Errc::InvalidArgument,
-                 "use plain, aiter16x16, bitplane or frag16");
+                 "use plain, aiter16x16, bitplane, frag16 or frag16s");
     expect_error([] { parse_scale_layout("Plain"); }, Errc::InvalidArgument, "'Plain'");
 }
 
@@ -375,7 +376,8 @@ TEST(Bitplane, DecF16PathGivesTheSameValues) {
         const uint32_t e[2] = {f4gemm::bitplane_lo_e5m2(w), f4gemm::bitplane_hi_e5m2(w)};
         for (int part = 0; part < 2; ++part)
             for (int half = 0; half < 2; ++half) {
-                const uint32_t f = f4gemm::prmt_reference(e[part], 0u, half ? F4GEMM_F16X2_HI_SEL : F4GEMM_F16X2_LO_SEL);
+                const uint32_t f =
+                    f4gemm::prmt_reference(e[part], 0u, half ? F4GEMM_F16X2_HI_SEL : F4GEMM_F16X2_LO_SEL);
                 for (int q = 0; q < 2; ++q) {
                     const int elem = 4 * part + 2 * half + q;  // element of the word in this f16
                     const uint32_t nib = (plain >> (4 * elem)) & 15u;
@@ -398,7 +400,8 @@ TEST(Bitplane, DecScaleFactorsAreExactPowersOfTwo) {
             // four blocks with different offsets below emax, clamped to valid exponents
             int e[4];
             for (int j = 0; j < 4; ++j) e[j] = std::max(0, emax - (d0 + 37 * j) % 101);
-            const uint32_t word = uint32_t(e[0]) | uint32_t(e[1]) << 8 | uint32_t(e[2]) << 16 | uint32_t(e[3]) << 24;
+            const uint32_t word =
+                uint32_t(e[0]) | uint32_t(e[1]) << 8 | uint32_t(e[2]) << 16 | uint32_t(e[3]) << 24;
             const uint32_t t = word + bias;
             for (int j = 0; j < 4; ++j) {
                 ASSERT_EQ(int((t >> (8 * j)) & 0xFF), e[j] - ref + 127) << emax << " " << d0 << " " << j;
@@ -415,8 +418,8 @@ TEST(Bitplane, ImageKeepsRowsAndPaddingAndPacksWords) {
     const size_t n = 3, k = 64;
     std::vector<uint8_t> plain(n * k / 2), scales(n * k / 32, 127);
     for (size_t i = 0; i < plain.size(); ++i) plain[i] = uint8_t(i * 37 + 11);
-    const f4gemm::OperandImage img =
-        f4gemm::make_b_image(plain.data(), scales.data(), n, k, f4gemm::BLayout::Bitplane, f4gemm::ScaleLayout::Plain);
+    const f4gemm::OperandImage img = f4gemm::make_b_image(
+        plain.data(), scales.data(), n, k, f4gemm::BLayout::Bitplane, f4gemm::ScaleLayout::Plain);
     ASSERT_EQ(img.data.size(), 256 * k / 2);  // rows padded to 256 as for plain
     std::vector<uint8_t> back(img.data.size());
     f4gemm::bitplane_unpack(img.data.data(), back.data(), back.size());
@@ -548,6 +551,76 @@ TEST(Frag16, ImageKeepsRealRowsAndZeroPads) {
         EXPECT_EQ(img.scale_stride, s.k / 32);
         EXPECT_TRUE(std::equal(scales.begin(), scales.end(), img.scales.begin()));
     }
+}
+
+// ---- frag16s: frag16 chunks with the group's scales after each ------------------------------------
+
+TEST(Frag16s, PackUnpackRoundTripAndSize) {
+    for (const NK& s : kFrag16Shapes) {
+        const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n * 5 + s.k));
+        const auto scales = random_bytes(s.n * s.k / 32, uint32_t(s.n + 11));
+        ASSERT_EQ(frag16s_bytes(s.n, s.k), s.n * (s.k / 2 + s.k / 32));  // data and scales, nothing else
+        std::vector<uint8_t> img(frag16s_bytes(s.n, s.k)), back(plain.size()), sback(scales.size());
+        frag16s_pack(plain.data(), scales.data(), img.data(), s.n, s.k);
+        frag16s_unpack(img.data(), back.data(), sback.data(), s.n, s.k);
+        EXPECT_EQ(back, plain) << s.n << "x" << s.k;
+        EXPECT_EQ(sback, scales) << s.n << "x" << s.k;
+    }
+}
+
+TEST(Frag16s, ChunksAreFrag16ChunksThenTheGroupsScales) {
+    for (const NK& s : kFrag16Shapes) {
+        const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n + s.k));
+        const auto scales = random_bytes(s.n * s.k / 32, uint32_t(s.k));
+        std::vector<uint8_t> f(plain.size()), img(frag16s_bytes(s.n, s.k));
+        frag16_pack(plain.data(), f.data(), s.n, s.k);
+        frag16s_pack(plain.data(), scales.data(), img.data(), s.n, s.k);
+        const size_t chunks_per_group = s.k / 128, blocks = s.k / 32;
+        for (size_t G = 0; G < s.n / 16; ++G)
+            for (size_t c = 0; c < chunks_per_group; ++c) {
+                const size_t i = G * chunks_per_group + c;
+                ASSERT_TRUE(std::equal(f.begin() + long(i * 1024), f.begin() + long(i * 1024 + 1024),
+                                       img.begin() + long(i * kFrag16sChunk)))
+                    << "chunk " << i;
+                for (size_t r = 0; r < 16; ++r)
+                    for (size_t j = 0; j < 4; ++j)
+                        ASSERT_EQ(img[i * kFrag16sChunk + 1024 + 4 * r + j],
+                                  scales[(16 * G + r) * blocks + 4 * c + j])
+                            << "group " << G << " chunk " << c << " row " << r << " block " << j;
+            }
+    }
+}
+
+TEST(Frag16s, ImageCarriesPaddedRowsAndTheirPadScales) {
+    for (const NK& s : {NK{3, 256}, NK{40, 128}, NK{300, 512}}) {
+        const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n));
+        const auto scales = pattern(s.n * s.k / 32, 5);
+        const OperandImage img =
+            make_b_image(plain.data(), scales.data(), s.n, s.k, BLayout::Frag16S, ScaleLayout::Plain);
+        const size_t rows = round_up(s.n, kOperandRowPad);
+        ASSERT_EQ(img.data.size(), frag16s_bytes(rows, s.k));
+        std::vector<uint8_t> back(rows * s.k / 2), sback(rows * s.k / 32);
+        frag16s_unpack(img.data.data(), back.data(), sback.data(), rows, s.k);
+        EXPECT_TRUE(std::equal(plain.begin(), plain.end(), back.begin())) << s.n << "x" << s.k;
+        EXPECT_TRUE(
+            std::all_of(back.begin() + long(plain.size()), back.end(), [](uint8_t v) { return v == 0; }));
+        EXPECT_TRUE(std::equal(scales.begin(), scales.end(), sback.begin()));
+        EXPECT_TRUE(std::all_of(sback.begin() + long(scales.size()), sback.end(),
+                                [](uint8_t v) { return v == kScalePadByte; }));
+        // The plain scales still travel too (the kernels' scan and exact path read them).
+        EXPECT_EQ(img.scale_stride, s.k / 32);
+        EXPECT_TRUE(std::equal(scales.begin(), scales.end(), img.scales.begin()));
+    }
+    EXPECT_EQ(parse_b_layout("frag16s"), BLayout::Frag16S);
+    EXPECT_STREQ(to_string(BLayout::Frag16S), "frag16s");
+}
+
+TEST(Frag16s, RejectsBadShapes) {
+    std::vector<uint8_t> buf(64 * 1088), sc(64 * 64), out(buf.size());
+    expect_error([&] { frag16s_pack(buf.data(), sc.data(), out.data(), 24, 128); }, Errc::InvalidArgument,
+                 "N (got 24) must be a multiple of 16");
+    expect_error([&] { frag16s_unpack(buf.data(), out.data(), sc.data(), 16, 192); }, Errc::InvalidArgument,
+                 "K (got 192) must be a multiple of 128");
 }
 
 TEST(Frag16, RejectsBadShapes) {

@@ -239,7 +239,7 @@ TEST(Manifest, BadExtraColumns) {
         << err("abi", "sm100");
     EXPECT_NE(err("abi", "SM90PP1").find("t.csv:2: bad abi (got 'SM90PP1')"), std::string::npos);
     EXPECT_NE(err("b_layout", "weird").find("t.csv:2: bad b_layout (got 'weird')"), std::string::npos);
-    EXPECT_NE(err("b_layout", "weird").find("use plain, aiter16x16, bitplane or frag16"), std::string::npos)
+    EXPECT_NE(err("b_layout", "weird").find("use plain, aiter16x16, bitplane, frag16 or frag16s"), std::string::npos)
         << err("b_layout", "weird");
     EXPECT_NE(err("scale_layout", "x").find("t.csv:2: bad scale_layout (got 'x')"), std::string::npos);
     EXPECT_NE(err("threads", "0").find("t.csv:2: bad threads (got '0')"), std::string::npos);
