@@ -127,16 +127,24 @@ def frag16_pack(b):
 
 
 def frag16s_pack(b, sb):
-    """B in the frag16s layout of our dec kernels (include/f4gemm/layout.hpp): frag16 with each (16-row group,
-    128-K chunk)'s 64 scale bytes after its 1024 data bytes (row r of the group at 1024 + 4r + block % 4), so
-    one bulk copy brings both. b: uint8 [rows, K/2] plain, sb: uint8 [rows, K/32] plain (same rows); returns
-    uint8 [rows, K/2 + K/32]."""
+    """B in the frag16s layout of our dec kernels (include/f4gemm/layout.hpp, frag16s.h): per 16-row group a
+    64-byte header of row summary words (largest and smallest non-NaN exponent, NaN and any-exponent flags),
+    then per 128-K chunk its 1024 frag16 bytes and the group's 64 scale bytes (row r at 1024 + 4r + block % 4),
+    so one bulk copy brings both. b: uint8 [rows, K/2] plain, sb: uint8 [rows, K/32] plain (same rows);
+    returns uint8 [rows, K/2 + K/32 + 4]."""
     rows, kh = b.shape
     if sb.shape != (rows, kh // 16):
         raise ValueError(f"frag16s_pack: scales have shape {tuple(sb.shape)}, need ({rows}, {kh // 16})")
-    f = frag16_pack(b).reshape(rows // 16, kh // 64, 1024)  # G, c, chunk bytes
-    s = sb.reshape(rows // 16, 16, kh // 64, 4).permute(0, 2, 1, 3).reshape(rows // 16, kh // 64, 64)  # G, c, r*4+j
-    return torch.cat([f, s], dim=2).reshape(rows, kh + kh // 16).contiguous()
+    g = rows // 16
+    f = frag16_pack(b).reshape(g, kh // 64, 1024)  # G, c, chunk bytes
+    s = sb.reshape(g, 16, kh // 64, 4).permute(0, 2, 1, 3).reshape(g, kh // 64, 64)  # G, c, r*4+j
+    nan = sb == 255
+    emax = torch.where(nan, torch.zeros_like(sb), sb).amax(dim=1)
+    emin = torch.where(nan, torch.full_like(sb, 255), sb).amin(dim=1)
+    flags = nan.any(dim=1).to(torch.uint8) | ((~nan).any(dim=1).to(torch.uint8) << 1)  # bits 16, 17 of the word
+    head = torch.stack([emax, emin, flags, torch.zeros_like(flags)], dim=1).reshape(g, 64)
+    body = torch.cat([f, s], dim=2).reshape(g, -1)
+    return torch.cat([head, body], dim=1).reshape(rows, kh + kh // 16 + 4).contiguous()
 
 
 # b_layout -> host transform of plain B (and its plain scales, which frag16s carries too)

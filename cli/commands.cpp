@@ -370,19 +370,19 @@ int pack(const PackOptions& o) try {
             frag16_pack(x.u8(), y.data(), rows, cols * 2);
         npy_write(o.out, NpyDtype::U8, {rows, cols}, y.data());
     } else if (o.layout == "frag16s") {
-        // Forward: --in B [rows, K/2] + --scales [rows, K/32] -> --out [rows, K/2 + K/32];
-        // inverse: --in [rows, K/2 + K/32] -> --out B [rows, K/2] + --scales [rows, K/32].
+        // Forward: --in B [rows, K/2] + --scales [rows, K/32] -> --out [rows, K/2 + K/32 + 4];
+        // inverse: --in [rows, K/2 + K/32 + 4] -> --out B [rows, K/2] + --scales [rows, K/32].
         if (o.scales.empty())
             throw Error(Errc::InvalidArgument,
                         "--layout frag16s needs --scales (the plain scales .npy; written with --inverse)");
-        const size_t kh = o.inverse ? cols / 17 * 16 : cols;  // K/2
-        if (rows % 16 || kh % 64 || (o.inverse && cols % 17))
+        const size_t kh = o.inverse ? (cols >= 4 ? (cols - 4) / 17 * 16 : 0) : cols;  // K/2
+        if (rows % 16 || kh == 0 || kh % 64 || (o.inverse && (cols - 4) % 17))
             throw Error(
                 Errc::BadInput,
                 fmt::format("--in {} has shape [{}, {}]: frag16s needs rows % 16 == 0 and {} (K % 128): "
                             "pad the operand",
                             o.in, rows, cols,
-                            o.inverse ? "columns = K/2 + K/32 with K/2 % 64 == 0" : "K/2 % 64 == 0"));
+                            o.inverse ? "columns = K/2 + K/32 + 4 with K/2 % 64 == 0" : "K/2 % 64 == 0"));
         const size_t k = kh * 2;
         if (o.inverse) {
             std::vector<uint8_t> b(rows * kh), s(rows * (k / 32));
@@ -397,7 +397,7 @@ int pack(const PackOptions& o) try {
                                                         o.scales, sc.shape[0], sc.shape[1], rows, k / 32));
             std::vector<uint8_t> y(frag16s_bytes(rows, k));
             frag16s_pack(x.u8(), sc.u8(), y.data(), rows, k);
-            npy_write(o.out, NpyDtype::U8, {rows, kh + k / 32}, y.data());
+            npy_write(o.out, NpyDtype::U8, {rows, kh + k / 32 + 4}, y.data());
         }
     } else if (o.layout == "aiter-scale") {
         if (o.inverse) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "f4gemm/bitplane.h"
+#include "f4gemm/frag16s.h"
 
 namespace f4gemm {
 
@@ -64,15 +65,17 @@ size_t frag16_word_index(size_t n, size_t w, size_t k);  // dst word index of pl
 void frag16_pack(const uint8_t* src, uint8_t* dst, size_t n, size_t k);    // plain [n, k/2] -> frag16
 void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k);  // frag16 -> plain [n, k/2]
 
-// frag16s B (the dec kernels, b_layout "frag16s"): frag16 with each group's block scales carried inside
-// the chunk, so one 1D bulk copy brings a chunk's data and scales. Per (16-row group G, 128-K chunk c),
-// G outer, kFrag16sChunk = 1088 bytes: the 1024 bytes of frag16 chunk (G, c), then the 16 rows' scale
-// bytes of blocks 4c..4c+3, row r of the group at byte 1024 + 4r + (block % 4). Total n*(k/2 + k/32)
-// bytes, i.e. the plain B and its plain scales together. The plain scales (sB) are still passed to the
-// kernel (its start-up scan and exact path read them). Requires n % 16 == 0 and k % 128 == 0.
-// docs/LAYOUTS_SM90.md, "frag16s B".
+// frag16s B (the dec kernels, b_layout "frag16s"; include/f4gemm/frag16s.h): frag16 with each group's
+// block scales carried inside the chunks, so one 1D bulk copy brings a chunk's data and scales, and a
+// per-group header of row summaries, so the kernel need not scan the weights' scales. Per 16-row group G
+// (G outer), frag16s_group_bytes(k) = 64 + (k/128)*1088 bytes: the header (row r's frag16s_row_word at
+// 4r), then per 128-K chunk c 1088 bytes: the 1024 bytes of frag16 chunk (G, c), then the 16 rows' scale
+// bytes of blocks 4c..4c+3, row r of the group at byte 1024 + 4r + (block % 4). Total n*(k/2 + k/32 + 4)
+// bytes. The plain scales (sB) are still passed to the kernel (its exact path reads them). Requires
+// n % 16 == 0 and k % 128 == 0. docs/LAYOUTS_SM90.md, "frag16s B".
 constexpr size_t kFrag16sChunk = 1088;
-size_t frag16s_bytes(size_t n, size_t k);  // n/16 * k/128 * 1088
+constexpr size_t kFrag16sHead = 64;
+size_t frag16s_bytes(size_t n, size_t k);  // n/16 * frag16s_group_bytes(k)
 // plain [n, k/2] + plain scales [n, k/32] -> frag16s; and back
 void frag16s_pack(const uint8_t* src, const uint8_t* scales, uint8_t* dst, size_t n, size_t k);
 void frag16s_unpack(const uint8_t* src, uint8_t* dst, uint8_t* scales, size_t n, size_t k);

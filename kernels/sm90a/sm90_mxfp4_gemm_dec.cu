@@ -24,6 +24,7 @@
 //     applies 2^(refA + refB), NaN rows and columns, alpha, beta * C.
 //   - A rows whose scales span more than the FP8 window send the whole CTA to exact_tile, like B above.
 // One source, many cubins (kernels/sm90a/CMakeLists.txt); docs/KERNELS_SM90.md "dec".
+#include "f4gemm/frag16s.h"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
 
@@ -58,10 +59,9 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kStages = F4GEMM_DEC_STAGES;
 constexpr int TILE_M = 16;
 constexpr int TILE_N = 16 * kR;
-// Words in flight per row in the start-up scan. Both values measured within 1% of each other (docs/PERF.md
-// entry 17); each is the one that leaves its configs free of spills (ptxas allocates the 128 registers of
-// the main loop differently around the scan).
-constexpr int kScanUnroll = F4GEMM_MIN_BLOCKS > 1 ? 2 : 4;
+// Words in flight per lane in the start-up scan of the A scales. 4 leaves every config free of spills
+// (ptxas allocates the 128 registers of the main loop differently around the scan: 1 and 8 spill).
+constexpr int kScanUnroll = 4;
 constexpr int kBSpan = 100;             // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
 // One ring slot = one 128-K chunk of everything the warp reads: B and its scales (bulk copies), the 16
 // activation rows' 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks) and their 16 scale
@@ -69,7 +69,8 @@ constexpr int kBSpan = 100;             // B exponents of a CTA within 100 binad
 // bytes of frag16 words, then the 16 rows' 4 scale bytes of that chunk (kChunkB bytes in all), so one bulk
 // copy per group brings both; before frag16s the B scales came by 4-byte cp.async, one 32-byte sector per
 // row and chunk, and cost 13-19% of the time (docs/PERF.md entry 17).
-constexpr int kChunkB = 1024 + 16 * 4;
+constexpr int kChunkB = F4GEMM_FRAG16S_CHUNK;
+static_assert(kChunkB == 1024 + 16 * 4, "a chunk: 1024 bytes of frag16 words, 16 rows x 4 scale bytes");
 constexpr int kSlotB = kR * kChunkB;
 constexpr int kAPitch = 80;
 constexpr int kOffA = kSlotB;
@@ -127,7 +128,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
                                          const int (&refA)[2], uint32_t kB, float (&acc)[kR][2][4],
                                          uint8_t* ring, uint64_t* bars) {
     const int g = lane >> 2, t = lane & 3;
-    const long grp = (long)(p.K / 128) * kChunkB;  // bytes per 16-row group of B (frag16s)
+    const long grp = (long)f4gemm::frag16s_group_bytes(p.K);  // bytes per 16-row group of B (frag16s)
     const uint8_t* bgroup = p.B + (long)(n0 / 16) * grp;
 
     if (lane == 0) {
@@ -143,7 +144,8 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
             mbar_arrive_expect_tx(&bars[slot], kSlotB);
 #pragma unroll
             for (int rg = 0; rg < kR; ++rg)
-                bulk_copy_g2s(dst + rg * kChunkB, bgroup + rg * grp + (long)c * kChunkB, kChunkB, &bars[slot]);
+                bulk_copy_g2s(dst + rg * kChunkB, bgroup + rg * grp + F4GEMM_FRAG16S_HEAD + (long)c * kChunkB,
+                              kChunkB, &bars[slot]);
         }
         // A: 8 * kNt8 rows x 64 bytes = 4 pieces of 16 bytes per row
 #pragma unroll
@@ -257,55 +259,42 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         s_cta[2] = 255;
     }
     __syncthreads();
-    // Per-row scale scan over the whole K (8 lanes per row): A rows get a reference each, B rows add to the
-    // CTA's exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the
-    // exact path. Rows past M / N are padding (scale 0x7F) and never stored: not scanned. A warp's rows
-    // (kRounds groups of 4) are scanned together, their loads unrolled, so the scan costs a few memory
-    // latencies rather than one per word and round (docs/PERF.md entry 17).
-    {
-        constexpr int kRows = TILE_M + TILE_N;
-        constexpr int kRounds = (kRows + 4 * kWarps - 1) / (4 * kWarps);
-        const int sub = lane / 8, part = lane % 8;
-        const uint2* src[kRounds];
-        bool valid[kRounds];
-        uint32_t mx[kRounds], mn[kRounds], nan[kRounds];
-#pragma unroll
-        for (int i = 0; i < kRounds; ++i) {
-            const int r = warp * 4 + i * 4 * kWarps + sub;
-            const bool is_a = r < TILE_M;
-            const int row = is_a ? m0 + r : n0 + (r - TILE_M);
-            valid[i] = r < kRows && (is_a ? row < p.M : row < p.N);
-            src[i] = reinterpret_cast<const uint2*>(
-                valid[i] ? (is_a ? p.sA + (long)row * p.ldsa : p.sB + (long)row * p.ldsb) : p.sA);
-            mx[i] = 0u;
-            mn[i] = 0xFFFFFFFFu;
-            nan[i] = 0u;
-        }
+    // A rows: scale scan over the whole K (8 lanes per row, loads unrolled so that a few memory latencies
+    // cover it), a reference each. B rows: one summary word each from their group's frag16s header (largest
+    // and smallest exponent, NaN presence), no scan (docs/PERF.md entry 17). B rows add to the CTA's
+    // exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the exact path.
+    // Rows past M / N are padding and never stored: skipped.
+    if (warp < TILE_M / 4) {  // warp-uniform: 4 A rows per warp
+        const int sub = lane / 8, part = lane % 8, r = warp * 4 + sub;
+        const bool valid = m0 + r < p.M;
+        const uint2* src = reinterpret_cast<const uint2*>(valid ? p.sA + (long)(m0 + r) * p.ldsa : p.sA);
+        uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
         const int nwords = p.K / 256;  // u64 scale words per row
+        if (valid) {
 #pragma unroll kScanUnroll
-        for (int w = part; w < nwords; w += 8) {
-            uint2 v[kRounds];
-#pragma unroll
-            for (int i = 0; i < kRounds; ++i) v[i] = valid[i] ? __ldg(src[i] + w) : make_uint2(0u, 0u);
-#pragma unroll
-            for (int i = 0; i < kRounds; ++i)
-                if (valid[i]) scan_word(v[i], mx[i], mn[i], nan[i]);
+            for (int w = part; w < nwords; w += 8) scan_word(__ldg(src + w), mx, mn, nan);
         }
-#pragma unroll
-        for (int i = 0; i < kRounds; ++i) {
-            const int r = warp * 4 + i * 4 * kWarps + sub;
-            const bool is_a = r < TILE_M;
-            const RowRef rr = finish_row(mx[i], mn[i], nan[i], 8, valid[i]);
-            if (part == 0 && r < kRows) {
-                s_ref[r] = rr.ref;
-                s_nan[r] = rr.nan;
-                if (rr.wide) s_cta[0] = 1;
-                if (!is_a && rr.any) {
-                    atomicMax(&s_cta[1], rr.emax);
-                    atomicMin(&s_cta[2], rr.emin);
-                }
+        const RowRef rr = finish_row(mx, mn, nan, 8, valid);
+        if (part == 0) {
+            s_ref[r] = rr.ref;
+            s_nan[r] = rr.nan;
+            if (rr.wide) s_cta[0] = 1;
+        }
+    } else if (tid >= kThreads - TILE_N) {  // the last TILE_N threads: one B row each
+        const int i = tid - (kThreads - TILE_N);
+        bool nan = false;
+        if (n0 + i < p.N) {
+            const uint32_t w = *reinterpret_cast<const uint32_t*>(
+                p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
+            const int emax = (int)(w & 0xFFu), emin = (int)((w >> 8) & 0xFFu);
+            nan = (w & F4GEMM_FRAG16S_NAN) != 0u;
+            if (w & F4GEMM_FRAG16S_ANY) {
+                if (!nan && emax - emin > 2 * kWindow) s_cta[0] = 1;  // wide, as RowRef::wide
+                atomicMax(&s_cta[1], emax);
+                atomicMin(&s_cta[2], emin);
             }
         }
+        s_nan[TILE_M + i] = nan;
     }
     __syncthreads();
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {

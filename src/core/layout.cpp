@@ -180,17 +180,22 @@ void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
     frag16_move(src, dst, n, k, false);
 }
 
-// --- frag16s B: frag16 chunks of 1024 bytes spread to 1088, the group's scales in the last 64 ------------
+// --- frag16s B: a header of row summaries per 16-row group, then frag16 chunks of 1024 bytes spread to
+// 1088 with the group's scales in the last 64
+// ----------------------------------------------------------------
 
 size_t frag16s_bytes(size_t n, size_t k) {
-    return n / 16 * (k / 128) * kFrag16sChunk;
+    return n / 16 * frag16s_group_bytes(k);
 }
 
 namespace {
-// Chunk i of a frag16 image (1024 bytes) <-> bytes [i*1088, i*1088 + 1024) of the frag16s image, and scale
-// byte (row, block) <-> 1024 + 4*(row % 16) + block % 4 of chunk (row/16)*(k/128) + block/4.
+// Frag16 chunk c of group G (1024 bytes) <-> bytes [chunk_offset, + 1024) of the frag16s image, and scale
+// byte (row, block) <-> 1024 + 4*(row % 16) + block % 4 of the chunk of (row/16, block/4).
+size_t frag16s_chunk_offset(size_t G, size_t c, size_t k) {
+    return G * frag16s_group_bytes(k) + kFrag16sHead + c * kFrag16sChunk;
+}
 size_t frag16s_scale_offset(size_t row, size_t block, size_t k) {
-    return ((row / 16) * (k / 128) + block / 4) * kFrag16sChunk + 1024 + 4 * (row % 16) + block % 4;
+    return frag16s_chunk_offset(row / 16, block / 4, k) + 1024 + 4 * (row % 16) + block % 4;
 }
 }  // namespace
 
@@ -198,18 +203,24 @@ void frag16s_pack(const uint8_t* src, const uint8_t* scales, uint8_t* dst, size_
     check_frag16_shape(n, k, "frag16s_pack");
     std::vector<uint8_t> f(n * k / 2);
     frag16_pack(src, f.data(), n, k);
-    const size_t chunks = n / 16 * (k / 128);
-    for (size_t i = 0; i < chunks; ++i) std::memcpy(dst + i * kFrag16sChunk, f.data() + i * 1024, 1024);
-    const size_t blocks = k / kBlockK;
-    for (size_t row = 0; row < n; ++row)
+    const size_t per_group = k / 128, blocks = k / kBlockK;
+    for (size_t G = 0; G < n / 16; ++G)
+        for (size_t c = 0; c < per_group; ++c)
+            std::memcpy(dst + frag16s_chunk_offset(G, c, k), f.data() + (G * per_group + c) * 1024, 1024);
+    for (size_t row = 0; row < n; ++row) {
+        const uint32_t w = frag16s_row_word(scales + row * blocks, blocks);
+        std::memcpy(dst + (row / 16) * frag16s_group_bytes(k) + 4 * (row % 16), &w, 4);  // little-endian
         for (size_t b = 0; b < blocks; ++b) dst[frag16s_scale_offset(row, b, k)] = scales[row * blocks + b];
+    }
 }
 
 void frag16s_unpack(const uint8_t* src, uint8_t* dst, uint8_t* scales, size_t n, size_t k) {
     check_frag16_shape(n, k, "frag16s_unpack");
     std::vector<uint8_t> f(n * k / 2);
-    const size_t chunks = n / 16 * (k / 128);
-    for (size_t i = 0; i < chunks; ++i) std::memcpy(f.data() + i * 1024, src + i * kFrag16sChunk, 1024);
+    const size_t per_group = k / 128;
+    for (size_t G = 0; G < n / 16; ++G)
+        for (size_t c = 0; c < per_group; ++c)
+            std::memcpy(f.data() + (G * per_group + c) * 1024, src + frag16s_chunk_offset(G, c, k), 1024);
     frag16_unpack(f.data(), dst, n, k);
     const size_t blocks = k / kBlockK;
     for (size_t row = 0; row < n; ++row)
@@ -308,7 +319,7 @@ OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n
         const std::vector<uint8_t> plain = padded_rows(packed, n, k);
         std::vector<uint8_t> sc(rows * blocks, kScalePadByte);  // the pad rows' scales, as fill_scales
         if (n) std::memcpy(sc.data(), scales, n * blocks);
-        img.data.resize(frag16s_bytes(rows, k));  // round_up(n,256) rows of k/2 + k/32 bytes, frag16s
+        img.data.resize(frag16s_bytes(rows, k));  // round_up(n,256) rows of k/2 + k/32 + 4 bytes, frag16s
         frag16s_pack(plain.data(), sc.data(), img.data.data(), rows, k);
     } else {
         img.data = padded_rows(packed, n, k);  // (round_up(n,256), k/2) fp4x2, K-major, plain

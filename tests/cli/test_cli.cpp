@@ -335,13 +335,17 @@ TEST(Cli, PackFrag16sRoundTrip) {
                         " --out " + (t / "bf.npy"));
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     const f4gemm::NpyArray bf = f4gemm::npy_read(t / "bf.npy");
-    EXPECT_EQ(bf.shape, (std::vector<size_t>{rows, k / 2 + k / 32}));
+    EXPECT_EQ(bf.shape, (std::vector<size_t>{rows, k / 2 + k / 32 + 4}));
     std::vector<uint8_t> want(f4gemm::frag16s_bytes(rows, k));
     f4gemm::frag16s_pack(b.packed.data(), b.scales.data(), want.data(), rows, k);
     EXPECT_EQ(bf.bytes, want);  // as the library computes it
     // Spot check: the scale of row 17, block 6 (group 1, chunk 1, row 1 of the group, block 2 of the
-    // chunk) sits at chunk 1*2 + 1 = 3, byte 1024 + 4*1 + 2.
-    EXPECT_EQ(bf.bytes[3 * 1088 + 1024 + 4 + 2], b.scales[17 * (k / 32) + 6]);
+    // chunk) sits after group 0 (64 + 2*1088 bytes), group 1's header (64) and chunk 0, at 1024 + 4*1 + 2.
+    const size_t group = 64 + 2 * 1088;
+    EXPECT_EQ(bf.bytes[group + 64 + 1088 + 1024 + 4 + 2], b.scales[17 * (k / 32) + 6]);
+    uint32_t head;  // row 17's summary word: the first word of group 1 is row 16's, then row 17's
+    std::memcpy(&head, bf.bytes.data() + group + 4, 4);
+    EXPECT_EQ(head, f4gemm::frag16s_row_word(b.scales.data() + 17 * (k / 32), k / 32));
     ASSERT_EQ(f4("pack --layout frag16s --inverse --in " + (t / "bf.npy") + " --out " + (t / "bu.npy") +
                  " --scales " + (t / "su.npy"))
                   .rc,

@@ -559,7 +559,7 @@ TEST(Frag16s, PackUnpackRoundTripAndSize) {
     for (const NK& s : kFrag16Shapes) {
         const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n * 5 + s.k));
         const auto scales = random_bytes(s.n * s.k / 32, uint32_t(s.n + 11));
-        ASSERT_EQ(frag16s_bytes(s.n, s.k), s.n * (s.k / 2 + s.k / 32));  // data and scales, nothing else
+        ASSERT_EQ(frag16s_bytes(s.n, s.k), s.n * (s.k / 2 + s.k / 32 + 4));  // data, scales, a word per row
         std::vector<uint8_t> img(frag16s_bytes(s.n, s.k)), back(plain.size()), sback(scales.size());
         frag16s_pack(plain.data(), scales.data(), img.data(), s.n, s.k);
         frag16s_unpack(img.data(), back.data(), sback.data(), s.n, s.k);
@@ -568,27 +568,43 @@ TEST(Frag16s, PackUnpackRoundTripAndSize) {
     }
 }
 
-TEST(Frag16s, ChunksAreFrag16ChunksThenTheGroupsScales) {
+TEST(Frag16s, HeaderThenFrag16ChunksEachFollowedByTheGroupsScales) {
     for (const NK& s : kFrag16Shapes) {
         const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n + s.k));
         const auto scales = random_bytes(s.n * s.k / 32, uint32_t(s.k));
         std::vector<uint8_t> f(plain.size()), img(frag16s_bytes(s.n, s.k));
         frag16_pack(plain.data(), f.data(), s.n, s.k);
         frag16s_pack(plain.data(), scales.data(), img.data(), s.n, s.k);
-        const size_t chunks_per_group = s.k / 128, blocks = s.k / 32;
-        for (size_t G = 0; G < s.n / 16; ++G)
+        const size_t chunks_per_group = s.k / 128, blocks = s.k / 32, group = 64 + chunks_per_group * 1088;
+        ASSERT_EQ(frag16s_group_bytes(s.k), group);
+        for (size_t G = 0; G < s.n / 16; ++G) {
+            for (size_t r = 0; r < 16; ++r)
+                ASSERT_EQ(word_at(img, G * group / 4 + r),
+                          frag16s_row_word(scales.data() + (16 * G + r) * blocks, blocks))
+                    << "group " << G << " row " << r;
             for (size_t c = 0; c < chunks_per_group; ++c) {
-                const size_t i = G * chunks_per_group + c;
+                const size_t i = G * chunks_per_group + c, at = G * group + 64 + c * kFrag16sChunk;
                 ASSERT_TRUE(std::equal(f.begin() + long(i * 1024), f.begin() + long(i * 1024 + 1024),
-                                       img.begin() + long(i * kFrag16sChunk)))
+                                       img.begin() + long(at)))
                     << "chunk " << i;
                 for (size_t r = 0; r < 16; ++r)
                     for (size_t j = 0; j < 4; ++j)
-                        ASSERT_EQ(img[i * kFrag16sChunk + 1024 + 4 * r + j],
-                                  scales[(16 * G + r) * blocks + 4 * c + j])
+                        ASSERT_EQ(img[at + 1024 + 4 * r + j], scales[(16 * G + r) * blocks + 4 * c + j])
                             << "group " << G << " chunk " << c << " row " << r << " block " << j;
             }
+        }
     }
+}
+
+TEST(Frag16s, RowWordSummarisesExponentsAndNaN) {
+    const uint8_t mixed[] = {120, 0xFF, 7, 200, 131};
+    EXPECT_EQ(frag16s_row_word(mixed, 5), 200u | (7u << 8) | F4GEMM_FRAG16S_NAN | F4GEMM_FRAG16S_ANY);
+    const uint8_t plain[] = {127, 127, 126};
+    EXPECT_EQ(frag16s_row_word(plain, 3), 127u | (126u << 8) | F4GEMM_FRAG16S_ANY);
+    const uint8_t all_nan[] = {0xFF, 0xFF};
+    EXPECT_EQ(frag16s_row_word(all_nan, 2), 0u | (0xFFu << 8) | F4GEMM_FRAG16S_NAN);  // no exponent at all
+    const uint8_t extremes[] = {0, 254};
+    EXPECT_EQ(frag16s_row_word(extremes, 2), 254u | (0u << 8) | F4GEMM_FRAG16S_ANY);
 }
 
 TEST(Frag16s, ImageCarriesPaddedRowsAndTheirPadScales) {
@@ -616,7 +632,7 @@ TEST(Frag16s, ImageCarriesPaddedRowsAndTheirPadScales) {
 }
 
 TEST(Frag16s, RejectsBadShapes) {
-    std::vector<uint8_t> buf(64 * 1088), sc(64 * 64), out(buf.size());
+    std::vector<uint8_t> buf(64 * 1152), sc(64 * 64), out(buf.size());
     expect_error([&] { frag16s_pack(buf.data(), sc.data(), out.data(), 24, 128); }, Errc::InvalidArgument,
                  "N (got 24) must be a multiple of 16");
     expect_error([&] { frag16s_unpack(buf.data(), out.data(), sc.data(), 16, 192); }, Errc::InvalidArgument,
