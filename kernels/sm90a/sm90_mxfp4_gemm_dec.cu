@@ -5,8 +5,8 @@
 //     bit-plane words, block-major inside each half, then the group's 64 scale bytes of the chunk. Each
 //     warp keeps a ring of STAGES chunk slots in shared memory, filled by one lane with 1D bulk copies
 //     (1088 bytes per 16-row group, mbarrier transaction count): STAGES - 1 chunks in flight per warp
-//     without holding registers. The plain B scales (sB) are still read by the start-up scan and the
-//     exact path. Per scale block a lane
+//     without holding registers. Each group's header of row summaries replaces a scan of the weights'
+//     scales; the plain B scales (sB) are read only by the exact path. Per scale block a lane
 //     reads one conflict-free 4-byte word per row pair; two masks and a shift give the e5m2 bytes of
 //     e2m1 * 2^-14, a byte permute the f16 (an e5m2 byte is the high byte of the f16 of its value).
 //     sm_90 has no FP8 mma.sync (ptxas lowers it to the same unpacks + HMMA), so the kernel feeds f16.
