@@ -121,8 +121,7 @@ __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
 // Per-warp main loop over chunks [c0, c1) of 128 K. kNt8: activation 8-row tiles (1 when M - m0 <= 8).
 // Every operand byte of a chunk arrives through the warp's ring slot (bulk copies for B and its scales,
 // cp.async for A and its scales, all counted on the slot's mbarrier: 1 expect_tx arrival + 32 cp.async
-// arrivals), issued
-// kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
+// arrivals), issued kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
 template <int kNt8>
 __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c0, int c1, int lane,
                                          const int (&refA)[2], uint32_t kB, float (&acc)[kR][2][4],
@@ -244,7 +243,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 #if F4GEMM_SM90A_ENABLED
     extern __shared__ __align__(16) uint8_t smem[];
     float* red = reinterpret_cast<float*>(smem);  // [kWarps][TILE_M][kRedPitch] fp32 partials
-    int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows, then [TILE_N] B rows
+    int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows ([TILE_N] B rows: unused)
     int* s_nan = s_ref + TILE_M + TILE_N;
     int* s_cta = s_nan + TILE_M + TILE_N;  // [0] wide, [1] max B exponent, [2] min B exponent
 
