@@ -209,11 +209,10 @@ constexpr int kExactSub = 64;
 constexpr int kExactSmemBytes = 2 * kExactSub * 33 * 4 + 2 * kExactSub * 8;
 
 // kBLayout: how B is stored. kExactBPlain; kExactBBitplane (decode kernels with R_BITPLANE: words are
-// converted back); kExactBFrag16 (words shuffled into 16-row fragment chunks and bit-plane,
-// include/f4gemm/layout.hpp frag16_word_index); kExactBFrag16S (the dec kernels: frag16 chunks of 1088
-// bytes, the group's 64 scale bytes after each, a 64-byte header per group; include/f4gemm/frag16s.h).
-// Scales always come from p.sB (plain).
-constexpr int kExactBPlain = 0, kExactBBitplane = 1, kExactBFrag16 = 2, kExactBFrag16S = 3;
+// converted back); kExactBFrag16S (the dec kernels: bit-plane words in 16-row fragment chunks of 1088
+// bytes, include/f4gemm/layout.hpp frag16_word_index, the group's 64 scale bytes after each, a 64-byte
+// header per group; include/f4gemm/frag16s.h). Scales always come from p.sB (plain).
+constexpr int kExactBPlain = 0, kExactBBitplane = 1, kExactBFrag16S = 3;
 template <int NT, int kBLayout = kExactBPlain>
 __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int n0, int tile_m, int tile_n,
                            int kb0, int kb1, uint8_t* smem, int tid) {
@@ -244,14 +243,12 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                     const int rows = is_b ? rows_b : rows_a;
                     uint32_t x = 0;
                     if (row < rows) {
-                        if constexpr (kBLayout == kExactBFrag16 || kBLayout == kExactBFrag16S) {
-                            // (16-row group, 128-K chunk) of 1024 bytes (+ 64 scale bytes in frag16s);
-                            // rows g / g+8 halves; block kb % 4 at 128 * (kb % 4) of the half; lane
-                            // g*4+w's word in it
-                            constexpr long kChunk = kBLayout == kExactBFrag16S ? 1088 : 1024;
-                            constexpr long kHead = kBLayout == kExactBFrag16S ? 64 : 0;  // row summaries
-                            const long grp = kBLayout == kExactBFrag16S ? kHead + (long)(p.K / 128) * kChunk
-                                                                        : 16L * p.ldb;
+                        if constexpr (kBLayout == kExactBFrag16S) {
+                            // (16-row group, 128-K chunk) of 1024 bytes + 64 scale bytes, after the
+                            // group's 64-byte header; rows g / g+8 halves; block kb % 4 at 128 * (kb % 4)
+                            // of the half; lane g*4+w's word in it
+                            constexpr long kChunk = 1088, kHead = 64;
+                            const long grp = kHead + (long)(p.K / 128) * kChunk;
                             const long off = is_b ? (long)(row / 16) * grp + kHead + (kb / 4) * kChunk +
                                                         ((row % 16) / 8) * 512 + (kb % 4) * 128 +
                                                         ((row % 8) * 4 + w) * 4

@@ -145,8 +145,6 @@ struct RowRef {
     int ref;    // reference exponent: d = e - ref lies in [-13, 13] when the row is foldable
     bool nan;   // some block scale of the row is 0xFF
     bool wide;  // exponents span more than 2*kWindow binades: not foldable, take the exact path
-    bool any;   // at least one non-NaN block: emax / emin below are meaningful
-    int emax, emin;  // largest and smallest non-NaN block exponent
 };
 
 // One u64 word of scales into a lane's running byte-wise max / min (NaN bytes excluded) and NaN mask.
@@ -190,9 +188,6 @@ __device__ __forceinline__ RowRef finish_row(uint32_t mx, uint32_t mn, uint32_t 
     const bool any = valid && emin != 0xFF;  // at least one non-NaN block
     r.ref = any ? emax - kWindow : 127;
     r.wide = any && !r.nan && (emax - emin > 2 * kWindow);
-    r.any = any;
-    r.emax = emax;
-    r.emin = emin;
     return r;
 }
 
