@@ -274,16 +274,22 @@ std::vector<uint8_t> padded_rows(const uint8_t* packed, size_t rows, size_t k) {
     return data;
 }
 
+// Plain scales copied into a (round_up(rows, 256), k/32) buffer whose pad rows hold kScalePadByte.
+std::vector<uint8_t> padded_scales(const uint8_t* scales, size_t rows, size_t k) {
+    const size_t cols = k / kBlockK;
+    std::vector<uint8_t> sc(round_up(rows, kOperandRowPad) * cols, kScalePadByte);
+    if (rows) std::memcpy(sc.data(), scales, rows * cols);
+    return sc;
+}
+
 void fill_scales(OperandImage& img, const uint8_t* scales, size_t rows, size_t k, ScaleLayout sl) {
     if (sl == ScaleLayout::AiterShuffled) {
         img.scales = aiter_scale_pack(scales, rows, k);
         img.scale_stride = aiter_scale_shape(rows, k).cols;
         return;
     }
-    const size_t cols = k / kBlockK;
-    img.scales.assign(round_up(rows, kOperandRowPad) * cols, kScalePadByte);
-    if (rows) std::memcpy(img.scales.data(), scales, rows * cols);
-    img.scale_stride = cols;
+    img.scales = padded_scales(scales, rows, k);
+    img.scale_stride = k / kBlockK;
 }
 
 }  // namespace
@@ -314,11 +320,10 @@ OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n
         img.data.resize(plain.size());  // (round_up(n,256), k/2) bytes, frag16
         frag16_pack(plain.data(), img.data.data(), round_up(n, kOperandRowPad), k);
     } else if (bl == BLayout::Frag16S) {
-        const size_t rows = round_up(n, kOperandRowPad), blocks = k / kBlockK;
+        const size_t rows = round_up(n, kOperandRowPad);
         check_frag16_shape(rows, k, "make_b_image");
         const std::vector<uint8_t> plain = padded_rows(packed, n, k);
-        std::vector<uint8_t> sc(rows * blocks, kScalePadByte);  // the pad rows' scales, as fill_scales
-        if (n) std::memcpy(sc.data(), scales, n * blocks);
+        const std::vector<uint8_t> sc = padded_scales(scales, n, k);  // the image carries plain scales
         img.data.resize(frag16s_bytes(rows, k));  // round_up(n,256) rows of k/2 + k/32 + 4 bytes, frag16s
         frag16s_pack(plain.data(), sc.data(), img.data.data(), rows, k);
     } else {
