@@ -21,10 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import bitplane_pack, frag16_pack, frag16s_pack  # noqa: E402
 
 
-def cli_pack(exe, layout, x, tmp, inverse=False):
+def cli_pack(exe, layout, x, tmp, inverse=False, extra=()):
     src, dst = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
     np.save(src, x)
-    cmd = [exe, "pack", "--layout", layout, "--in", src, "--out", dst] + (["--inverse"] if inverse else [])
+    cmd = [exe, "pack", "--layout", layout, "--in", src, "--out", dst] + (["--inverse"] if inverse else []) + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
@@ -56,22 +56,14 @@ def main():
                     problems.append(f"{layout}: f4gemm pack --inverse does not give the input back")
             # frag16s: B and its scales into one image, and back (--scales is the input, then the output)
             sb = torch.randint(0, 256, (args.rows, args.cols // 16), dtype=torch.uint8, generator=g)
-            sp = os.path.join(tmp, "sb.npy")
+            sp, su = os.path.join(tmp, "sb.npy"), os.path.join(tmp, "su.npy")
             np.save(sp, sb.numpy())
-            src, dst = os.path.join(tmp, "b16.npy"), os.path.join(tmp, "b16s.npy")
-            np.save(src, x)
-            r = subprocess.run([args.f4gemm, "pack", "--layout", "frag16s", "--in", src, "--scales", sp, "--out", dst],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"pack --layout frag16s exited {r.returncode}: {r.stderr.strip()}")
-            want = np.load(dst)
+            want = cli_pack(args.f4gemm, "frag16s", x, tmp, extra=["--scales", sp])
             got = frag16s_pack(b, sb).numpy()
             if got.shape != want.shape or not np.array_equal(got, want):
                 problems.append(f"frag16s: torch {got.shape} and f4gemm {want.shape} differ")
-            su = os.path.join(tmp, "su.npy")
-            r = subprocess.run([args.f4gemm, "pack", "--layout", "frag16s", "--inverse", "--in", dst, "--scales", su,
-                                "--out", src], capture_output=True, text=True)
-            if r.returncode != 0 or not np.array_equal(np.load(src), x) or not np.array_equal(np.load(su), sb.numpy()):
+            back = cli_pack(args.f4gemm, "frag16s", want, tmp, inverse=True, extra=["--scales", su])
+            if not np.array_equal(back, x) or not np.array_equal(np.load(su), sb.numpy()):
                 problems.append("frag16s: f4gemm pack --inverse does not give B and its scales back")
             if np.array_equal(frag16_pack(b).numpy(), bitplane_pack(b).numpy()):
                 problems.append("frag16: same bytes as bitplane (the shuffle did nothing)")
