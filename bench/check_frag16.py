@@ -24,7 +24,8 @@ from bench import bitplane_pack, frag16_pack, frag16s_pack  # noqa: E402
 def cli_pack(exe, layout, x, tmp, inverse=False, extra=()):
     src, dst = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
     np.save(src, x)
-    cmd = [exe, "pack", "--layout", layout, "--in", src, "--out", dst] + (["--inverse"] if inverse else []) + list(extra)
+    cmd = [exe, "pack", "--layout", layout, "--in", src, "--out", dst] + (["--inverse"] if inverse else [])
+    cmd += list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
