@@ -62,11 +62,14 @@
 #ifndef F4GEMM_R_BITPLANE
 #define F4GEMM_R_BITPLANE 0
 #endif
-//   A_PREPASS  1 (abi sm90pa1; SWAP_AB 0, original schedule, K_STAGE 128, no split): A is converted once
-//            by <name>_prepass into the workspace as the SW128 shared-memory image the wgmma reads (k order
-//            of the S side, perm below), loaded per stage with one bulk copy, and both wgmma operands come
-//            from shared memory; WG0 still converts B on the fly. For mid M, where converting A in every
-//            CTA doubled the conversion work and a pre-pass of B costs a full extra pass (PERF.md 15).
+//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128, no split): A is converted once by <name>_prepass into the
+//            workspace as the SW128 shared-memory image the wgmma reads (k order of the S side, perm
+//            below), loaded per stage with one bulk copy. For mid M, where converting A in every CTA
+//            doubled the conversion work and a pre-pass of B costs a full extra pass (PERF.md 15).
+//            SWAP_AB 0 (original schedule): R = A from the image, both wgmma operands from shared memory,
+//            WG0 converts B on the fly. SWAP_AB 1 (R_BITPLANE, rotating schedule; PERF.md 18): the image
+//            is the S operand itself, WG0 only issues its bulk copies, and the consumers convert their
+//            own bit-plane B rows in registers (two masks and a shift, scale applied at promotion).
 #ifndef F4GEMM_A_PREPASS
 #define F4GEMM_A_PREPASS 0
 #endif
@@ -81,8 +84,12 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
 constexpr bool kRBitplane = F4GEMM_R_BITPLANE != 0;
 constexpr bool kAPre = F4GEMM_A_PREPASS != 0;
-static_assert(!kAPre || (!kSwapAB && F4GEMM_PARTS == 0 && F4GEMM_K_STAGE == 128),
-              "A pre-pass: R = A, the original schedule, one 128-byte atom per stage");
+constexpr bool kAPreR = kAPre && !kSwapAB;  // the A image is the R operand (pa_*)
+constexpr bool kAPreS = kAPre && kSwapAB;   // the A image is the S operand (pab_*): WG0 converts nothing
+static_assert(!kAPreR || (F4GEMM_PARTS == 0 && F4GEMM_K_STAGE == 128),
+              "A pre-pass as R: the original schedule, one 128-byte atom per stage");
+static_assert(!kAPreS || (F4GEMM_R_BITPLANE != 0 && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
+              "A pre-pass as S: bit-plane R, the rotating schedule, one 128-byte atom per stage");
 static_assert(!kRBitplane || kSwapAB, "the bit-plane layout is a B layout: R = B needs SWAP_AB");
 static_assert(!kRBitplane || F4GEMM_PARTS > 0,
               "bit-plane R scales are read at promotion: only the rotating schedule promotes every step of a "
@@ -113,7 +120,7 @@ constexpr int kRegConsumer =
     kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
-constexpr bool kDoubleFrag = 3 * kAccRegs + (kAPre ? 24 : 56) <= kRegConsumer;
+constexpr bool kDoubleFrag = 3 * kAccRegs + (kAPreR ? 24 : 56) <= kRegConsumer;
 static_assert(kSteps % 2 == 0, "A fragments and accumulators alternate by step parity across stages");
 
 // Rotating schedule (PARTS > 0): sub-step u = j * kParts + p of a stage is the wgmma of k32 step j on
@@ -148,19 +155,24 @@ static_assert(kStages >= 3, "consumers keep kStages-1 copy groups in flight");
 // ---------------------------------------------------------------------------------------------
 constexpr int kS8Bytes = BLOCK_S * K_STAGE;      // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
 // per stage: (BLOCK_R, K_STAGE/2) fp4x2 at pitch kRawPitch, or with A_PREPASS the (BLOCK_R, 128) e5m2 image
-constexpr int kRawRBytes = kAPre ? BLOCK_R * K_STAGE : BLOCK_R * kRawPitch;
-constexpr int kRawSBytes = BLOCK_S * kRawPitch;  // per stage: (BLOCK_S, K_STAGE/2) fp4x2, pitch kRawPitch
+constexpr int kRawRBytes = kAPreR ? BLOCK_R * K_STAGE : BLOCK_R * kRawPitch;
+// per stage: (BLOCK_S, K_STAGE/2) fp4x2 at pitch kRawPitch; when the S image comes from the pre-pass, the
+// R rows' scale words instead (BLOCK_R x 4 bytes, copied with the R rows: in flight kStages - 1 stages ahead)
+constexpr int kRawSBytes = kAPreS ? BLOCK_R * 4 : BLOCK_S * kRawPitch;
+static_assert(!kAPreS || kSteps == 4, "one 4-byte scale word per R row and stage");
+constexpr int kA8Bytes = TILE_M * K_STAGE;  // A_PREPASS: one stage of the A image (one bulk copy)
 constexpr int kOffS8 = 0;
 constexpr int kOffRawR = kOffS8 + kStages * kS8Bytes;
 constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
-constexpr int kBars = kAPre ? 4 : 3;  // raw_full, s8_full, s8_empty (+ a8_full)
+constexpr int kBars = kAPreR ? 4 : 3;  // raw_full, s8_full, s8_empty (+ a8_full)
 constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // kBars x kStages mbarriers
 constexpr int kOffRefS = kOffBar + kBars * kStages * 8;                    // (BLOCK_S) int ref exponent
 constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (BLOCK_S) int NaN flag
 constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
 constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
-static_assert(!kAPre || (kOffRawR % 1024 == 0 && kRawRBytes % 1024 == 0), "the A image is SW128 too");
+static_assert(!kAPreR || (kOffRawR % 1024 == 0 && kRawRBytes % 1024 == 0), "the A image is SW128 too");
+static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 #ifdef F4GEMM_SMEM_BYTES
@@ -177,8 +189,8 @@ static_assert(Wgmma::kRegs == kAccRegs, "accumulator fragment size");
 using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::type;
 using WgmmaSS = WgmmaE5m2SS<BLOCK_S>;
 
-// A_PREPASS workspace (docs/ABI_SM90.md, sm90pa1): Mr = tiles_m * BLOCK_R;
-//   A8   (Mr/BLOCK_R, K/128, BLOCK_R, 128) e5m2, SW128 (16-byte chunk c of row r at c ^ (r % 8)), the
+// A_PREPASS workspace (docs/ABI_SM90.md, sm90pa1): Mr = tiles_m * TILE_M;
+//   A8   (Mr/TILE_M, K/128, TILE_M, 128) e5m2, SW128 (16-byte chunk c of row r at c ^ (r % 8)), the
 //        k order of the S side: block j of a stage in chunks 2j (lo words) and 2j+1 (hi words)
 //   rows uint32 [Mr] at byte Mr*K: row_word() (sm90_ptx.cuh)
 
@@ -203,8 +215,8 @@ extern "C" __global__ void __launch_bounds__(256) F4GEMM_CAT(F4GEMM_KNL_NAME, _p
     const uint8_t* sc = p.sA + (size_t)row * p.ldsa;
     const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
     if (lane == 0) rows[row] = row_word(rr);
-    const int t = row / BLOCK_R, r = row % BLOCK_R, sw = r & 7;
-    uint8_t* tile = ws + (size_t)t * BLOCK_R * p.K;
+    const int t = row / TILE_M, r = row % TILE_M, sw = r & 7;
+    uint8_t* tile = ws + (size_t)t * TILE_M * p.K;
     for (int u = lane; u < p.K / 32; u += 32) {
         const uint4 x = __ldg(reinterpret_cast<const uint4*>(src) + u);
         const uint32_t e = __ldg(sc + u);
@@ -217,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(256) F4GEMM_CAT(F4GEMM_KNL_NAME, _p
             cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
             cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
         }
-        uint8_t* dst_row = tile + ((size_t)(u / 4) * BLOCK_R + r) * 128;
+        uint8_t* dst_row = tile + ((size_t)(u / 4) * TILE_M + r) * 128;
         const int c_lo = 2 * (u % 4);
         *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
         *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
@@ -275,9 +287,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (tid == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbar_init(&bar_raw_full[i], kConvThreads);  // one cp.async arrive per WG0 thread
-            mbar_init(&bar_s8_full[i], kConvThreads);
+            mbar_init(&bar_s8_full[i], kAPreS ? 1 : kConvThreads);  // kAPreS: one expect_tx arrival
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
-            if (kAPre) mbar_init(&bar_a8_full[i], 1);
+            if (kAPreR) mbar_init(&bar_a8_full[i], 1);
         }
         *s_wide = 0;
         fence_barrier_init();
@@ -315,19 +327,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 cp_async_16(smem + kOffRawR + slot * kRawRBytes + r * kRawPitch + ch * 16,
                             gR + (long)(r0 + r) * ldR + kbyte + ch * 16);
             }
+            if (kAPreS && lane < 16)  // the rows' scale words of stage s ride in the same group
+                cp_async_4(smem + kOffRawS + slot * kRawSBytes + (rwarp0 + lane) * 4,
+                           gRs + (long)(r0 + rwarp0 + lane) * ldRs + kb0 + s * kSteps);
         }
         cp_async_commit();  // empty groups past the end keep the group arithmetic uniform
     };
     const int prologue_s = nks < kStages ? nks : kStages;
-    // A_PREPASS: the A image of stage s, one bulk copy by thread 0 (the pre-pass made it contiguous).
+    // A_PREPASS: the A image of stage s, one bulk copy by thread 0 (the pre-pass made it contiguous), into
+    // the R slot (kAPreR) or straight into the S slot the wgmma reads (kAPreS).
     const uint8_t* a8_src = kAPre ? reinterpret_cast<const uint8_t*>(args.ptr_workspace) +
-                                        (size_t)tm * BLOCK_R * p.K + (size_t)(kb0 / kSteps) * kRawRBytes
+                                        (size_t)tm * TILE_M * p.K + (size_t)(kb0 / kSteps) * kA8Bytes
                                   : nullptr;
     auto produce_a8 = [&](int s) {
         const int slot = s % kStages;
-        mbar_arrive_expect_tx(&bar_a8_full[slot], kRawRBytes);
-        bulk_copy_g2s(smem + kOffRawR + slot * kRawRBytes, a8_src + (size_t)s * kRawRBytes, kRawRBytes,
-                      &bar_a8_full[slot]);
+        uint64_t* bar = kAPreS ? &bar_s8_full[slot] : &bar_a8_full[slot];
+        uint8_t* dst = kAPreS ? smem + kOffS8 + slot * kS8Bytes : smem + kOffRawR + slot * kRawRBytes;
+        mbar_arrive_expect_tx(bar, kA8Bytes);
+        bulk_copy_g2s(dst, a8_src + (size_t)s * kA8Bytes, kA8Bytes, bar);
     };
 
     // -----------------------------------------------------------------------------------------
@@ -336,7 +353,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // -----------------------------------------------------------------------------------------
     int ref0 = 127, ref1 = 127;  // consumer rows rr0, rr1: reference exponents
     int nan_r = 0;               // bit h: row rr0 (h = 0) / rr1 (h = 1) has a NaN scale
-    if (warp < 4) {
+    if (kAPreS && warp < 4) {
+        if (tid == 0)
+            for (int s = 0; s < prologue_s; ++s) produce_a8(s);
+        // S rows (A): reference, NaN and wide flags from the pre-pass's row words.
+        const uint32_t* rows = reinterpret_cast<const uint32_t*>(
+            reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
+        for (int row = tid; row < BLOCK_S; row += kConvThreads) {
+            const uint32_t w = rows[m0 + row];
+            s_refS[row] = row_ref(w);
+            s_nanS[row] = (w & kRowNan) ? 1 : 0;
+            if (w & kRowWide) *s_wide = 1;
+        }
+    } else if (warp < 4) {
         if (kAPre && tid == 0)
             for (int s = 0; s < prologue_s; ++s) produce_a8(s);
 #pragma unroll 1
@@ -355,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 if (rf.wide) *s_wide = 1;
             }
         }
-    } else if (kAPre) {
+    } else if (kAPreR) {
         // R rows (A): reference, NaN and wide flags from the pre-pass's row words.
         const uint32_t* rows = reinterpret_cast<const uint32_t*>(
             reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
@@ -383,10 +412,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // -----------------------------------------------------------------------------------------
     if (*s_wide) {
         cp_async_wait<0>();  // no copy may land in the staging area exact_tile reuses
-        if (warp < 4)
+        if (warp < 4 && !kAPreS)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
         if (kAPre && tid == 0)
-            for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_a8_full[s], 0);
+            for (int s = 0; s < prologue_s; ++s) mbar_wait(kAPreS ? &bar_s8_full[s] : &bar_a8_full[s], 0);
         __syncthreads();
         exact_tile<kThreads, kRBitplane>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
         if (p.splits > 1)
@@ -394,6 +423,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         return;
     }
 
+    if (kAPreS && warp < 4) {
+        // WG0 with the S image from the pre-pass: thread 0 refills each S slot as soon as the consumers
+        // have released it; nothing to convert.
+        setmaxnreg_dec<kRegWG0>();
+        if (tid == 0) {
+#pragma unroll 1
+            for (int s = prologue_s; s < nks; ++s) {
+                mbar_wait(&bar_s8_empty[s % kStages], ((s / kStages) & 1) ^ 1);
+                produce_a8(s);
+            }
+        }
+        return;
+    }
     if (warp < 4) {
         // =====================================================================================
         // WG0: S operand. Per stage: raw fp4 rows -> e5m2 with scales folded, SW128 K-major, once
@@ -420,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
             mbar_wait(&bar_raw_full[slot], par);
             mbar_wait(&bar_s8_empty[slot], par ^ 1);
-            if (kAPre && tid == 0 && s >= kStages) produce_a8(s);  // the A slot is free too
+            if (kAPreR && tid == 0 && s >= kStages) produce_a8(s);  // the A slot is free too
             const uint8_t* raw = smem + kOffRawS + slot * kRawSBytes;
             uint8_t* s8 = smem + kOffS8 + slot * kS8Bytes;
 #pragma unroll
@@ -461,7 +503,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // this thread's R scale rows
     const uint8_t* srow1 = gRs + (long)(r0 + rr1) * ldRs + kb0;
     ScaleWord sc_next0 = 0, sc_next1 = 0, sc0 = 0, sc1 = 0;
-    if (nks > 0) {
+    if (!kAPreS && nks > 0) {
         sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0));
         sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1));
     }
@@ -479,9 +521,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             cp_async_wait<kStages - 2>();  // groups committed: stages 0 .. s+kStages-2
             __syncwarp();                  // ... and the other lanes' copies of this warp are visible
             produce_r(s + kStages - 1);
-            sc0 = sc_next0;
-            sc1 = sc_next1;
-            if (s + 1 < nks) {
+            if constexpr (kAPreS) {
+                const uint32_t* scw = reinterpret_cast<const uint32_t*>(smem + kOffRawS + slot * kRawSBytes);
+                sc0 = scw[rr0];
+                sc1 = scw[rr1];
+            } else {
+                sc0 = sc_next0;
+                sc1 = sc_next1;
+            }
+            if (!kAPreS && s + 1 < nks) {
                 sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0) + s + 1);
                 sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1) + s + 1);
             }
@@ -504,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     };
 
-    if constexpr (kAPre) {
+    if constexpr (kAPreR) {
         // Both operands from shared memory; per stage straight-line, wgmma j+1 issued before the FADDs of
         // j where registers allow, drained at the stage end (pp kernel's schedule: no wgmma in flight
         // across the back edge or under a run-time condition, C7514/C7518).
