@@ -600,9 +600,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             const int slot = s % kStages;
             if (pp == 0) prep(s, j);  // a[j]: its previous readers (step j of stage s-1) completed
             if (u == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-            const uint32_t s8_base = smem_u32(smem + kOffS8 + slot * kS8Bytes);
-            const uint64_t desc =
-                make_desc_sw128(s8_base + (j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32);
+            // The descriptor's address field is (addr >> 4) & 0x3FFF and every shared address is below 2^18,
+            // so the descriptor of base + off is that of base plus off >> 4: one add per wgmma once the
+            // stage's base descriptor is formed (it was five uniform instructions per wgmma).
+            const uint64_t desc = make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
+                                  (uint64_t)(((j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32) >> 4);
             wgmma_fence();
             WgmmaP::mma(f, a[j], desc);
             wgmma_commit();
