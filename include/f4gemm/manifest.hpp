@@ -35,6 +35,7 @@ struct KernelConfig {
     KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1 | sm90pp1 | sm90pa1
     BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
+    int max_m = 0;  // "max_m": our sm_90a selection policy offers this kernel only for M <= max_m (0: any M)
     std::map<std::string, std::string> extra;               // any other column, verbatim
     int line = 0;                                           // 1-based line in the CSV, for messages
 };

@@ -164,6 +164,10 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                     kc.abi = KernelAbi::Sm90pa1;
                 else if (!v.empty())
                     fail(source, line_no, "bad abi (got '" + v + "'): use aiter, sm90v1, sm90pp1 or sm90pa1");
+            } else if (name == "max_m") {
+                if (!v.empty())
+                    kc.max_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
+                                         source, line_no);
             } else if (name == "b_layout") {
                 if (v.empty()) continue;
                 try {

@@ -184,13 +184,21 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     const bool ours = !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
         return kc.abi != KernelAbi::Aiter;
     });
+    // A kernel with max_m (manifest column) is offered only up to that M: listed before its same-tile
+    // twin, it wins the twin rule below for M <= max_m and steps aside above (docs/HEURISTIC.md).
+    const auto over_max_m = [&](const KernelConfig& kc) { return ours && kc.max_m > 0 && q.m > kc.max_m; };
     int cover = 0;  // smallest tile_M >= M, 0 if none
     if (ours)
         for (const KernelConfig& kc : m.kernels)
-            if (kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover)) cover = kc.tile_m;
+            if (!over_max_m(kc) && kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover)) cover = kc.tile_m;
     Manifest candidates = m;
     candidates.kernels.clear();
     for (size_t i = 0; i < m.kernels.size(); ++i) {
+        if (over_max_m(m.kernels[i])) {
+            dropped.push_back({int(i), 0, false,
+                               "skip: max_m " + std::to_string(m.kernels[i].max_m) + " < M (f4gemm sm_90a policy)"});
+            continue;
+        }
         if (cover && m.kernels[i].tile_m > cover) {
             dropped.push_back({int(i), 0, false,
                                "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " + std::to_string(cover) +

@@ -244,6 +244,22 @@ TEST(Manifest, BadExtraColumns) {
     EXPECT_NE(err("scale_layout", "x").find("t.csv:2: bad scale_layout (got 'x')"), std::string::npos);
     EXPECT_NE(err("threads", "0").find("t.csv:2: bad threads (got '0')"), std::string::npos);
     EXPECT_NE(err("smem_bytes", "-1").find("t.csv:2: bad smem_bytes (got '-1')"), std::string::npos);
+    EXPECT_NE(err("max_m", "-5").find("t.csv:2: bad max_m (got '-5')"), std::string::npos) << err("max_m", "-5");
+    EXPECT_NE(err("max_m", "256x").find("t.csv:2: bad max_m (got '256x')"), std::string::npos);
+}
+
+TEST(Manifest, MaxMColumn) {
+    const Manifest m = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,abi,max_m\n"
+        "128,128,0,0,a,a.cubin,sm90pa1,256\n"
+        "128,128,0,0,b,b.cubin,sm90pp1,\n"
+        "128,128,0,0,c,c.cubin,sm90pp1,0\n",
+        "t.csv");
+    ASSERT_EQ(m.kernels.size(), 3u);
+    EXPECT_EQ(m.kernels[0].max_m, 256);
+    EXPECT_EQ(m.kernels[1].max_m, 0);  // empty cell: any M
+    EXPECT_EQ(m.kernels[2].max_m, 0);
+    EXPECT_TRUE(m.kernels[0].extra.empty());
 }
 
 TEST(Manifest, WrongCellCount) {

@@ -156,6 +156,87 @@ TEST(Sm90Policy, PrepassRowsKeepThePolicy) {
     EXPECT_EQ(named.log2_k_split, 0);
 }
 
+TEST(Sm90Policy, MaxMOffersAKernelOnlyUpToItsM) {
+    // pab before pp, same tile, max_m 256 (kernels/sm90a/CMakeLists.txt): the twin rule keeps pab up to
+    // M = 256 and pp above; the skip is named in --explain.
+    Manifest m = sm90_manifest();
+    const Manifest pre = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout,"
+        "max_m\n"
+        "128,128,0,0,pab128x128,pab128x128.cubin,sm_90a,384,1,sm90pa1,bitplane,plain,256\n"
+        "128,128,0,0,pp128x128,pp128x128.cubin,sm_90a,384,1,sm90pp1,plain,plain,\n",
+        "pre.csv");
+    m.kernels.insert(m.kernels.begin() + 1, pre.kernels.begin(), pre.kernels.end());
+    EXPECT_EQ(pick(m, 128, 16384, 16384), "pab128x128");
+    EXPECT_EQ(pick(m, 256, 16384, 16384), "pab128x128");
+    EXPECT_EQ(pick(m, 257, 16384, 16384), "pp128x128");
+    EXPECT_EQ(pick(m, 8192, 8192, 8192), "pp128x128");
+    EXPECT_EQ(pick(m, 16, 8192, 8192), "swap16");  // the covering-tile rule still comes first
+    Selection s;
+    pick(m, 512, 16384, 16384, true, &s);
+    int named = 0;
+    for (const HeuristicStep& st : s.heuristic.steps)
+        if (st.reason.find("skip: max_m 256 < M") != std::string::npos) {
+            ++named;
+            EXPECT_EQ(m.kernels[size_t(st.index)].knl_name, "pab128x128");
+        }
+    EXPECT_EQ(named, 1);
+    // Named or tuned, max_m does not apply: it is a heuristic preference, not a limit of the kernel.
+    const Selection forced = select(m, "pab128x128", HeuristicQuery{4096, 4096, 4096, 132, 0, 0}, false);
+    EXPECT_EQ(m.kernels[size_t(forced.index)].knl_name, "pab128x128");
+}
+
+#ifdef F4GEMM_SM90A_BUILD_DIR
+// The manifest kernels/sm90a/CMakeLists.txt wrote in this build: every row carries the ABI and B layout of
+// its kernel family (a CMake variable leaking from one family's loop into the next would show here), and
+// the selection policy picks what docs/HEURISTIC.md says on the mid-M and large shapes.
+TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
+    const std::string dir = F4GEMM_SM90A_BUILD_DIR;
+    Manifest m;
+    try {
+        m = load_manifest(dir);
+    } catch (const Error&) {
+        GTEST_SKIP() << "no built sm_90a manifest in " << dir;
+    }
+    int pab = -1, pp = -1;
+    for (size_t i = 0; i < m.kernels.size(); ++i) {
+        const KernelConfig& k = m.kernels[i];
+        const auto has = [&](const char* s) { return k.knl_name.find(s) != std::string::npos; };
+        EXPECT_EQ(k.arch, "sm_90a") << k.knl_name;
+        if (has("_pab_")) {
+            pab = int(i);
+            EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
+            EXPECT_EQ(k.b_layout, BLayout::Bitplane) << k.knl_name;
+            EXPECT_EQ(k.max_m, 256) << k.knl_name;
+        } else if (has("_pp_")) {
+            pp = int(i);
+            EXPECT_EQ(k.abi, KernelAbi::Sm90pp1) << k.knl_name;
+            EXPECT_EQ(k.b_layout, BLayout::Plain) << k.knl_name;
+        } else if (has("_pa_")) {
+            EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
+            EXPECT_EQ(k.b_layout, BLayout::Plain) << k.knl_name;
+        } else if (has("_dec_")) {
+            EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
+            EXPECT_EQ(k.b_layout, BLayout::Frag16S) << k.knl_name;
+        } else {
+            EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
+            const bool bp = k.knl_name.size() > 2 && k.knl_name.compare(k.knl_name.size() - 2, 2, "bp") == 0;
+            EXPECT_EQ(k.b_layout, bp ? BLayout::Bitplane : BLayout::Plain) << k.knl_name;  // _bp, _m2bp
+        }
+        if (!has("_pab_")) {
+            EXPECT_EQ(k.max_m, 0) << k.knl_name;
+        }
+    }
+    ASSERT_GE(pab, 0);
+    ASSERT_GE(pp, 0);
+    EXPECT_LT(pab, pp) << "pab must be listed before its same-tile twin pp";
+    EXPECT_EQ(pick(m, 128, 16384, 16384), "f4gemm_sm90a_pab_128x128");
+    EXPECT_EQ(pick(m, 256, 16384, 16384), "f4gemm_sm90a_pab_128x128");
+    EXPECT_EQ(pick(m, 384, 16384, 16384), "f4gemm_sm90a_pp_128x128");
+    EXPECT_EQ(pick(m, 8192, 8192, 8192), "f4gemm_sm90a_pp_128x128");
+}
+#endif
+
 TEST(Sm90Policy, AiterManifestsKeepTheExactPort) {
     const std::string csv = F4GEMM_AITER_CSV;
     const Manifest m = load_manifest(csv.substr(0, csv.rfind('/')));
