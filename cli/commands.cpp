@@ -487,6 +487,12 @@ int tune(const TuneOptions& o) try {
                 "on the GPU)",
                 m, n, k);
         const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
+        // Every candidate uploads these same problems: pack each operand image once per layout.
+        launcher.set_image_cache(true);
+        struct ClearImages {
+            Launcher& l;
+            ~ClearImages() { l.clear_image_cache(); }  // before `problems` (the cache's keys) goes away
+        } clear_images{launcher};
         // Screening: one timed launch per candidate (kernel x split); candidates more than 1.5x
         // slower than the best screen are dropped before the full measurement.
         struct Candidate {
@@ -536,7 +542,8 @@ int tune(const TuneOptions& o) try {
                 kc.co_name, c.l, us, tf, 100.0 * (t.back() - t.front()) / us, g.sets());
             if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, c.l, us, tf};
         }
-        say("best {}x{}x{}: {} split {} ({:.2f} us)", m, n, k, best.kernel, best.log2_k_split, best.us);
+        say("best {}x{}x{}: {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n, k, best.kernel,
+            best.log2_k_split, best.us, launcher.image_cache_size(), launcher.image_cache_hits());
         table.entries.push_back(best);
     }
     const std::string tmp = o.out + ".tmp";

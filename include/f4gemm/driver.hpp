@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "f4gemm/abi.hpp"
 #include "f4gemm/heuristic.hpp"
+#include "f4gemm/layout.hpp"
 #include "f4gemm/manifest.hpp"
 #include "f4gemm/operands.hpp"
 #include "f4gemm/runtime.hpp"
@@ -93,6 +96,17 @@ public:
     void launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
                 float beta);
 
+    // Host operand images (make_a_image / make_b_image), kept while the cache is on and keyed by the
+    // operand's host buffers, shape and layout: `f4gemm tune` uploads the same problems for every
+    // candidate kernel, and packing B (frag16s, bit-plane) took ~0.3-0.5 s per upload at 16384^2. Off by
+    // default; the caller must clear it (or turn it off) before those host buffers change or go away.
+    void set_image_cache(bool on);
+    void clear_image_cache();
+    size_t image_cache_hits() const { return image_hits_; }
+    size_t image_cache_size() const { return images_.size(); }
+    // The image of A (is_b false) or B of `p` in the given layouts: from the cache when it is on.
+    std::shared_ptr<const OperandImage> image(const Problem& p, bool is_b, BLayout bl, ScaleLayout sl);
+
 private:
     Device& dev_;
     Manifest manifest_;
@@ -100,6 +114,11 @@ private:
     std::vector<void*> prepass_;    // pre-pass ABIs: <knl_name>_prepass per manifest index
     DevPtr workspace_ = 0;
     size_t workspace_bytes_ = 0;
+    // (is_b, packed, scales, rows, k, b layout, scale layout) -> image
+    using ImageKey = std::tuple<bool, const void*, const void*, size_t, size_t, int, int>;
+    bool image_cache_ = false;
+    std::map<ImageKey, std::shared_ptr<const OperandImage>> images_;
+    size_t image_hits_ = 0;
 };
 
 // A GEMM on a GPU device, kernel from a manifest: owns device buffers for one problem (and

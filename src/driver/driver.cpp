@@ -297,6 +297,34 @@ Launcher::~Launcher() {
     if (workspace_) dev_.free(workspace_);
 }
 
+void Launcher::set_image_cache(bool on) {
+    image_cache_ = on;
+    if (!on) clear_image_cache();
+}
+
+void Launcher::clear_image_cache() {
+    images_.clear();
+    image_hits_ = 0;
+}
+
+std::shared_ptr<const OperandImage> Launcher::image(const Problem& p, bool is_b, BLayout bl, ScaleLayout sl) {
+    const MxOperand& op = is_b ? p.b : p.a;
+    const size_t rows = size_t(is_b ? p.n : p.m), k = size_t(p.k);
+    auto make = [&] {
+        return std::make_shared<const OperandImage>(
+            is_b ? make_b_image(op.packed.data(), op.scales.data(), rows, k, bl, sl)
+                 : make_a_image(op.packed.data(), op.scales.data(), rows, k, sl));
+    };
+    if (!image_cache_) return make();
+    const ImageKey key{is_b, op.packed.data(), op.scales.data(), rows, k, is_b ? int(bl) : -1, int(sl)};
+    const auto it = images_.find(key);
+    if (it != images_.end()) {
+        ++image_hits_;
+        return it->second;
+    }
+    return images_.emplace(key, make()).first->second;
+}
+
 void Launcher::prepare(int index) {
     if (functions_.at(size_t(index))) return;
     const KernelConfig& kc = manifest_.kernels[size_t(index)];
@@ -363,10 +391,10 @@ GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const P
 void GpuGemm::upload(const Problem& p) {
     Device& dev = launcher_.device();
     DevicePointers ptr;
-    const OperandImage a =
-        make_a_image(p.a.packed.data(), p.a.scales.data(), size_t(p.m), size_t(p.k), kc_.scale_layout);
-    const OperandImage b = make_b_image(p.b.packed.data(), p.b.scales.data(), size_t(p.n), size_t(p.k),
-                                        kc_.b_layout, kc_.scale_layout);
+    const std::shared_ptr<const OperandImage> a_img = launcher_.image(p, false, kc_.b_layout, kc_.scale_layout);
+    const std::shared_ptr<const OperandImage> b_img = launcher_.image(p, true, kc_.b_layout, kc_.scale_layout);
+    const OperandImage& a = *a_img;
+    const OperandImage& b = *b_img;
     auto put = [&](const std::vector<uint8_t>& host, size_t plan_bytes) {
         const DevPtr d = dev.alloc(std::max(host.size(), plan_bytes));
         dev.copy_to_device(d, host.data(), host.size());

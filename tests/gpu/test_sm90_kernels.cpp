@@ -3,9 +3,11 @@
 // wide-scale data, the PTX code-object path, and refusal of a wrong-architecture object.
 // Skipped without an NVIDIA GPU or without the built kernels.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -326,6 +328,52 @@ TEST(Sm90, CommandWithNoArgumentsPasses) {
     EXPECT_NE(out.find("[f4gemm] PASSED"), std::string::npos) << out;
     EXPECT_NE(out.find("TFLOP/s"), std::string::npos) << out;
     EXPECT_NE(out.find("sm_90a"), std::string::npos) << out;
+}
+
+// f4gemm tune end to end: every candidate verified and timed, the operand images packed once per layout
+// and reused by the other candidates, a one-row table written, and that table then preferred by the driver.
+TEST(Sm90, TuneWritesATableTheDriverPrefers) {
+    REQUIRE_GPU();
+    const fs::path dir = fs::temp_directory_path() / ("f4gemm_tune_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string csv = (dir / "t.csv").string();
+    auto run = [](const std::string& args) {
+        const std::string cmd = std::string(F4GEMM_EXE) + " " + args + " 2>&1";
+        FILE* f = popen(cmd.c_str(), "r");
+        std::string out;
+        char buf[512];
+        while (f && fgets(buf, sizeof buf, f)) out += buf;
+        const int rc = f ? pclose(f) : -1;
+        return std::make_pair(rc, out);
+    };
+    const auto [rc, out] = run("tune --shape 200x1024x1024 --reps 1 --iters 3 --out " + csv);
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_EQ(out.find("FAILED"), std::string::npos) << out;
+    const size_t best = out.find("best 200x1024x1024: ");
+    ASSERT_NE(best, std::string::npos) << out;
+    // Per operand set (200x1024x1024 rotates 8 sets past 2x L2): A once, B once per B layout of the
+    // manifest (plain, bitplane, frag16s); every other candidate reuses them.
+    int packed = -1, reused = -1;
+    ASSERT_EQ(std::sscanf(out.c_str() + out.find("operand images packed ", best), "operand images packed %d, reused %d",
+                          &packed, &reused),
+              2)
+        << out;
+    EXPECT_GE(packed, 2) << out;
+    EXPECT_LE(packed, 8 * 4) << out;
+    EXPECT_GT(reused, packed) << out;
+    std::ifstream t(csv);
+    std::string header, row, extra;
+    ASSERT_TRUE(std::getline(t, header));
+    ASSERT_TRUE(std::getline(t, row));
+    EXPECT_FALSE(std::getline(t, extra) && !extra.empty()) << "one shape, one row";
+    EXPECT_EQ(header.rfind("cu_num,M,N,K,kernelName,splitK", 0), 0u) << header;
+    EXPECT_NE(row.find(",200,1024,1024,"), std::string::npos) << row;
+    const std::string kernel = row.substr(0, row.find(".cubin") + 6).substr(row.find(",1024,1024,") + 11);
+    const auto [rc2, out2] = run("--dry-run -m 200 -n 1024 -k 1024 --tuned " + csv);
+    EXPECT_EQ(rc2, 0) << out2;
+    EXPECT_NE(out2.find("lists this shape"), std::string::npos) << out2;
+    EXPECT_NE(out2.find("kernel " + kernel), std::string::npos) << kernel << "\n" << out2;
+    fs::remove_all(dir);
 }
 
 TEST(Sm90, WrongArchitectureCodeObjectIsRefusedBeforeLaunch) {

@@ -1,0 +1,148 @@
+// Launcher's operand-image cache (used by `f4gemm tune`), on a host-memory stand-in for a GPU: the
+// device bytes a GpuGemm uploads are the same with and without the cache, the cache packs each image
+// once per (operand buffers, shape, layout), and turning it off or clearing it drops the images.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "f4gemm/driver.hpp"
+
+using namespace f4gemm;
+namespace fs = std::filesystem;
+
+namespace {
+// Device memory is host memory; modules and launches are no-ops (nothing here runs a kernel).
+class HostDevice final : public Device {
+public:
+    const DeviceProps& props() const override { return props_; }
+    void* load_module(const std::string&) override { return this; }
+    void* get_function(void*, const std::string&) override { return this; }
+    void set_dynamic_smem(void*, unsigned) override {}
+    DevPtr alloc(size_t bytes) override {
+        auto buf = std::make_unique<std::vector<uint8_t>>(bytes ? bytes : 1);
+        const DevPtr p = reinterpret_cast<DevPtr>(buf->data());
+        mem_[p] = std::move(buf);
+        return p;
+    }
+    void free(DevPtr p) override { mem_.erase(p); }
+    void copy_to_device(DevPtr dst, const void* src, size_t bytes) override {
+        std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+    }
+    void copy_to_host(void* dst, DevPtr src, size_t bytes) override {
+        std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+    }
+    void memset(DevPtr dst, uint8_t value, size_t bytes) override {
+        std::memset(reinterpret_cast<void*>(dst), value, bytes);
+    }
+    void launch(void*, Dim3, Dim3, unsigned, const void*, size_t) override {}
+    void synchronize() override {}
+    void* event_create() override { return this; }
+    void event_record(void*) override {}
+    float event_elapsed_ms(void*, void*) override { return 0.f; }
+    void event_destroy(void*) override {}
+    // Every live allocation's bytes, in allocation-address order is not stable: callers compare sums.
+    std::vector<std::vector<uint8_t>> buffers() const {
+        std::vector<std::vector<uint8_t>> out;
+        for (const auto& kv : mem_) out.push_back(*kv.second);
+        return out;
+    }
+
+private:
+    DeviceProps props_;
+    std::map<DevPtr, std::unique_ptr<std::vector<uint8_t>>> mem_;
+};
+
+// A manifest of one sm_90a kernel with the given B layout; the code object is an empty file.
+Manifest one_kernel(const fs::path& dir, const std::string& b_layout) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "k.cubin") << "";
+    return parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "16,64,0,0,k,k.cubin,sm_90a,256,0,sm90v1," + b_layout + ",plain\n",
+        (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
+}
+
+std::vector<uint8_t> image_bytes(const OperandImage& i) {
+    std::vector<uint8_t> v = i.data;
+    v.insert(v.end(), i.scales.begin(), i.scales.end());
+    return v;
+}
+}  // namespace
+
+TEST(ImageCache, PacksEachImageOnceAndUploadsTheSameBytes) {
+    const fs::path dir = fs::temp_directory_path() / "f4gemm_image_cache";
+    Manifest m = one_kernel(dir, "frag16s");
+    m.dir = dir.string();
+    HostDevice dev;
+    Launcher l(dev, m);
+    const Problem p = make_problem(17, 64, 512, 1.f, 0.f, DataKind::Seed, 1u, 2u, false);
+    const Problem q = make_problem(17, 64, 512, 1.f, 0.f, DataKind::Seed, 3u, 4u, false);
+
+    // Off (the default): nothing is kept.
+    const auto b_off = l.image(p, true, BLayout::Frag16S, ScaleLayout::Plain);
+    EXPECT_EQ(l.image_cache_size(), 0u);
+    const OperandImage want = make_b_image(p.b.packed.data(), p.b.scales.data(), 64, 512, BLayout::Frag16S,
+                                           ScaleLayout::Plain);
+    EXPECT_EQ(image_bytes(*b_off), image_bytes(want));
+
+    l.set_image_cache(true);
+    {
+        GpuGemm g1(l, 0, 0, p);
+        GpuGemm g2(l, 0, 0, p);  // same problem: A and B from the cache
+        EXPECT_EQ(l.image_cache_size(), 2u);
+        EXPECT_EQ(l.image_cache_hits(), 2u);
+        g2.add_rotation_set(q);  // another problem: two more images
+        EXPECT_EQ(l.image_cache_size(), 4u);
+        EXPECT_EQ(l.image_cache_hits(), 2u);
+    }
+    // Other layouts of the same buffers are other images; the same layout is a hit.
+    const auto b_plain = l.image(p, true, BLayout::Plain, ScaleLayout::Plain);
+    EXPECT_EQ(l.image_cache_size(), 5u);
+    EXPECT_EQ(image_bytes(*b_plain),
+              image_bytes(make_b_image(p.b.packed.data(), p.b.scales.data(), 64, 512, BLayout::Plain,
+                                       ScaleLayout::Plain)));
+    const auto b_hit = l.image(p, true, BLayout::Frag16S, ScaleLayout::Plain);
+    EXPECT_EQ(image_bytes(*b_hit), image_bytes(want));
+    EXPECT_EQ(l.image_cache_hits(), 3u);
+    // A's key ignores the B layout.
+    l.image(p, false, BLayout::Plain, ScaleLayout::Plain);
+    EXPECT_EQ(l.image_cache_hits(), 4u);
+
+    l.clear_image_cache();
+    EXPECT_EQ(l.image_cache_size(), 0u);
+    EXPECT_EQ(l.image_cache_hits(), 0u);
+    l.image(p, true, BLayout::Frag16S, ScaleLayout::Plain);
+    EXPECT_EQ(l.image_cache_size(), 1u);
+    l.set_image_cache(false);
+    EXPECT_EQ(l.image_cache_size(), 0u);
+    fs::remove_all(dir);
+}
+
+TEST(ImageCache, UploadedBytesMatchWithAndWithoutTheCache) {
+    const fs::path dir = fs::temp_directory_path() / "f4gemm_image_cache2";
+    Manifest m = one_kernel(dir, "frag16s");
+    m.dir = dir.string();
+    const Problem p = make_problem(33, 128, 1024, 1.f, 0.f, DataKind::Seed, 5u, 6u, false);
+    auto uploaded = [&](bool cache) {
+        HostDevice dev;
+        Launcher l(dev, m);
+        l.set_image_cache(cache);
+        GpuGemm warm(l, 0, 0, p);  // with the cache on, the next one is served from it
+        std::vector<std::vector<uint8_t>> before = dev.buffers();
+        GpuGemm g(l, 0, 0, p);
+        std::vector<std::vector<uint8_t>> after = dev.buffers();
+        // The buffers g added: the multiset difference (sizes and bytes, order-free).
+        std::multiset<std::vector<uint8_t>> added(after.begin(), after.end());
+        for (const auto& b : before) added.erase(added.find(b));
+        return added;
+    };
+    const auto with = uploaded(true), without = uploaded(false);
+    EXPECT_EQ(with.size(), 5u);  // A, A scales, B, B scales, D
+    EXPECT_EQ(with, without);
+    fs::remove_all(dir);
+}
