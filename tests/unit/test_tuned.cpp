@@ -2,6 +2,9 @@
 // (--kernel, then the tuned entry for (CU count, M, N, K), then aiter's heuristic).
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "f4gemm/driver.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/tuned.hpp"
@@ -234,6 +237,27 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 256, 16384, 16384), "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(pick(m, 384, 16384, 16384), "f4gemm_sm90a_pp_128x128");
     EXPECT_EQ(pick(m, 8192, 8192, 8192), "f4gemm_sm90a_pp_128x128");
+
+    // The shipped tuned table (copied beside the manifest by the build): every row names a kernel of this
+    // manifest, with a split only where the kernel can split, on the H200's 132 SMs, no shape twice.
+    const TunedTable t = load_tuned(dir + "/f4gemm_bf16_per1x32Fp4_tuned.csv");
+    ASSERT_FALSE(t.entries.empty());
+    std::set<std::tuple<int, int, int, int>> shapes;
+    for (const TunedEntry& e : t.entries) {
+        const int i = find_kernel(m, e.kernel);
+        ASSERT_GE(i, 0) << e.kernel << " is in the tuned table but not in the manifest";
+        if (!m.kernels[size_t(i)].split_k) {
+            EXPECT_EQ(e.log2_k_split, 0) << e.kernel;
+        }
+        EXPECT_EQ(e.cu_num, 132) << e.kernel;
+        EXPECT_GT(e.us, 0.0) << e.kernel;
+        EXPECT_TRUE(shapes.insert({e.cu_num, e.m, e.n, e.k}).second) << e.m << "x" << e.n << "x" << e.k;
+    }
+    // Selection takes the table's kernel for a listed shape.
+    const TunedEntry& e = t.entries.front();
+    const Selection sel = select(m, "", HeuristicQuery{e.m, e.n, e.k, 132, 0, 0}, false, &t);
+    EXPECT_TRUE(sel.tuned);
+    EXPECT_EQ(m.kernels[size_t(sel.index)].co_name, e.kernel);
 }
 #endif
 
