@@ -471,6 +471,8 @@ int tune(const TuneOptions& o) try {
     say("tuning {} shapes over {} kernels on {} ({} SMs)", shapes.size(), man.kernels.size(),
         dev->props().name, sms);
     TunedTable table;
+    // Every candidate of a shape uploads the same problems: pack each operand image once per layout.
+    launcher.set_image_cache(true);
     for (const auto& sh : shapes) {
         const int m = sh[0], n = sh[1], k = sh[2];
         // Operand sets generated once per shape; rotated past 2x the 60 MB L2 so that small
@@ -487,8 +489,6 @@ int tune(const TuneOptions& o) try {
                 "on the GPU)",
                 m, n, k);
         const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
-        // Every candidate uploads these same problems: pack each operand image once per layout.
-        launcher.set_image_cache(true);
         struct ClearImages {
             Launcher& l;
             ~ClearImages() { l.clear_image_cache(); }  // before `problems` (the cache's keys) goes away

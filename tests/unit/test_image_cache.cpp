@@ -45,7 +45,7 @@ public:
     void event_record(void*) override {}
     float event_elapsed_ms(void*, void*) override { return 0.f; }
     void event_destroy(void*) override {}
-    // Every live allocation's bytes, in allocation-address order is not stable: callers compare sums.
+    // Every live allocation's bytes (ordered by address, which says nothing: callers compare multisets).
     std::vector<std::vector<uint8_t>> buffers() const {
         std::vector<std::vector<uint8_t>> out;
         for (const auto& kv : mem_) out.push_back(*kv.second);
