@@ -3,6 +3,7 @@
 // wgmma (QGMMA) with one fresh accumulator per 32-element scale block, promoted into fp32 registers.
 // One source, many cubins: the tile config comes from -D macros (kernels/sm90a/CMakeLists.txt); design,
 // precision argument and ladder in docs/KERNELS_SM90.md, argument use and workspace in docs/ABI_SM90.md.
+#include "f4gemm/frag16s.h"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_wgmma_e5m2.cuh"
@@ -59,6 +60,11 @@
 //            bitplane_word): its fragments become e5m2 bytes of e2m1 * 2^-14 with two masks and a
 //            shift, no LUT, and its block scale 2^(e - ref) is applied in the promotion (FFMA instead
 //            of FADD, exact: a power of two times an exact block sum, then one rounding as before).
+//            2: the same words in the frag16s layout (include/f4gemm/frag16s.h, the dec kernels' B): per
+//            (16-row group, 128-K chunk) 1024 bytes of bit-plane words in per-lane fragment order plus the
+//            group's 64 scale bytes. Each consumer warp owns one 16-row group: one 1D bulk copy per chunk
+//            brings its fragments and scales (mbarrier transaction count, no cp.async), and the rows'
+//            reference exponents come from the group header instead of a scan of B's scales.
 #ifndef F4GEMM_R_BITPLANE
 #define F4GEMM_R_BITPLANE 0
 #endif
@@ -83,6 +89,7 @@ constexpr int K_STAGE = F4GEMM_K_STAGE;
 constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
 constexpr bool kRBitplane = F4GEMM_R_BITPLANE != 0;
+constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // bit-plane words in the frag16s layout
 constexpr bool kAPre = F4GEMM_A_PREPASS != 0;
 constexpr bool kAPreR = kAPre && !kSwapAB;  // the A image is the R operand (pa_*)
 constexpr bool kAPreS = kAPre && kSwapAB;   // the A image is the S operand (pab_*): WG0 converts nothing
@@ -91,6 +98,7 @@ static_assert(!kAPreR || (F4GEMM_PARTS == 0 && F4GEMM_K_STAGE == 128),
 static_assert(!kAPreS || (F4GEMM_R_BITPLANE != 0 && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
               "A pre-pass as S: bit-plane R, the rotating schedule, one 128-byte atom per stage");
 static_assert(!kRBitplane || kSwapAB, "the bit-plane layout is a B layout: R = B needs SWAP_AB");
+static_assert(!kRFrag || !kAPre, "frag16s R: the S side is converted by WG0");
 static_assert(!kRBitplane || F4GEMM_PARTS > 0,
               "bit-plane R scales are read at promotion: only the rotating schedule promotes every step of a "
               "stage before the next stage's scales are loaded");
@@ -155,7 +163,10 @@ static_assert(kStages >= 3, "consumers keep kStages-1 copy groups in flight");
 // ---------------------------------------------------------------------------------------------
 constexpr int kS8Bytes = BLOCK_S * K_STAGE;      // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
 // per stage: (BLOCK_R, K_STAGE/2) fp4x2 at pitch kRawPitch, or with A_PREPASS the (BLOCK_R, 128) e5m2 image
-constexpr int kRawRBytes = kAPreR ? BLOCK_R * K_STAGE : BLOCK_R * kRawPitch;
+// frag16s R: (BLOCK_R / 16 groups, K_STAGE / 128 chunks) of F4GEMM_FRAG16S_CHUNK bytes, group-major
+constexpr int kChunksPerStage = K_STAGE / 128;
+constexpr int kFragGroupBytes = kChunksPerStage * (int)F4GEMM_FRAG16S_CHUNK;
+constexpr int kRawRBytes = kAPreR ? BLOCK_R * K_STAGE : kRFrag ? (BLOCK_R / 16) * kFragGroupBytes : BLOCK_R * kRawPitch;
 // per stage: (BLOCK_S, K_STAGE/2) fp4x2 at pitch kRawPitch; when the S image comes from the pre-pass, the
 // R rows' scale words instead (BLOCK_R x 4 bytes, copied with the R rows: in flight kStages - 1 stages ahead)
 constexpr int kRawSBytes = kAPreS ? BLOCK_R * 4 : BLOCK_S * kRawPitch;
@@ -166,7 +177,8 @@ constexpr int kOffRawR = kOffS8 + kStages * kS8Bytes;
 constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
 constexpr int kBars = kAPreR ? 4 : 3;  // raw_full, s8_full, s8_empty (+ a8_full)
 constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // kBars x kStages mbarriers
-constexpr int kOffRefS = kOffBar + kBars * kStages * 8;                    // (BLOCK_S) int ref exponent
+constexpr int kWarpBars = kRFrag ? 4 * kConsumers : 0;  // frag16s R: one mbarrier per consumer warp and stage
+constexpr int kOffRefS = kOffBar + (kBars + kWarpBars) * kStages * 8;      // (BLOCK_S) int ref exponent
 constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (BLOCK_S) int NaN flag
 constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
 constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
@@ -254,6 +266,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     uint64_t* bar_s8_full = bar_raw_full + kStages;                        // WG0 -> consumers: e5m2 S ready
     uint64_t* bar_s8_empty = bar_s8_full + kStages;                        // consumers -> WG0: slot free
     uint64_t* bar_a8_full = bar_s8_empty + kStages;  // A_PREPASS: the A image of a stage landed (bulk copy)
+    uint64_t* bar_r_full = bar_s8_full + (kBars - 1) * kStages;  // frag16s R: [consumer warp][stage]
     int* s_refS = reinterpret_cast<int*>(smem + kOffRefS);
     int* s_nanS = reinterpret_cast<int*>(smem + kOffNanS);
     int* s_wide = reinterpret_cast<int*>(smem + kOffMisc);
@@ -291,6 +304,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
             if (kAPreR) mbar_init(&bar_a8_full[i], 1);
         }
+        for (int i = 0; i < kWarpBars * kStages; ++i) mbar_init(&bar_r_full[i], 1);  // one expect_tx arrival
         *s_wide = 0;
         fence_barrier_init();
     }
@@ -317,7 +331,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int g = (lane / 4), t = lane % 4;
     const int rr0 = cw * 64 + (warp % 4) * 16 + g, rr1 = rr0 + 8;  // consumer's R rows (tile-local)
     const int rwarp0 = cw * 64 + (warp % 4) * 16;                  // first of the warp's 16 R rows
+    // frag16s R: this warp's 16-row group (global group index), its bytes per group, and its barriers
+    const long frag_grp = kRFrag ? (long)f4gemm::frag16s_group_bytes(p.K) : 0;
+    const uint8_t* frag_src = kRFrag ? gR + (long)((r0 + rwarp0) / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
+                                           (long)(kb0 / 4) * F4GEMM_FRAG16S_CHUNK
+                                     : nullptr;
+    uint64_t* wbar = bar_r_full + (warp >= 4 ? (warp - 4) * kStages : 0);
     auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s, one commit group
+        if constexpr (kRFrag) {  // one bulk copy per 128-K chunk, completion on the warp's stage barrier
+            if (s < nks && lane == 0) {
+                const int slot = s % kStages;
+                uint8_t* dst = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes;
+                mbar_arrive_expect_tx(&wbar[slot], kFragGroupBytes);
+#pragma unroll
+                for (int c = 0; c < kChunksPerStage; ++c)
+                    bulk_copy_g2s(dst + c * F4GEMM_FRAG16S_CHUNK,
+                                  frag_src + (long)(s * kChunksPerStage + c) * F4GEMM_FRAG16S_CHUNK,
+                                  F4GEMM_FRAG16S_CHUNK, &wbar[slot]);
+            }
+            return;
+        }
         if (s < nks) {
             const int slot = s % kStages;
             const long kbyte = kbyte0 + (long)s * (K_STAGE / 2);
@@ -393,6 +426,27 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         ref1 = row_ref(w1);
         nan_r = ((w0 & kRowNan) ? 1 : 0) | ((w1 & kRowNan) ? 2 : 0);
         if ((w0 | w1) & kRowWide) *s_wide = 1;
+    } else if (kRFrag) {
+#pragma unroll 1
+        for (int s = 0; s < kStages - 1; ++s) produce_r(s);
+        // R rows: reference, NaN and wide flags from the group header's summary words (largest and smallest
+        // exponent over the row's whole K, NaN and non-NaN presence; the same rule as finish_row).
+        const uint8_t* head = gR + (long)((r0 + rwarp0) / 16) * frag_grp;
+        RowRef f[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const bool v = r0 + rwarp0 + g + 8 * h < r_rows;
+            const uint32_t w = v ? *reinterpret_cast<const uint32_t*>(head + 4 * (g + 8 * h)) : 0u;
+            const int emax = (int)(w & 0xFFu), emin = (int)((w >> 8) & 0xFFu);
+            const bool any = (w & F4GEMM_FRAG16S_ANY) != 0u;
+            f[h].nan = (w & F4GEMM_FRAG16S_NAN) != 0u;
+            f[h].ref = any ? emax - kWindow : 127;
+            f[h].wide = any && !f[h].nan && emax - emin > 2 * kWindow;
+        }
+        ref0 = f[0].ref;
+        ref1 = f[1].ref;
+        nan_r = (f[0].nan ? 1 : 0) | (f[1].nan ? 2 : 0);
+        if (f[0].wide || f[1].wide) *s_wide = 1;
     } else {
 #pragma unroll 1
         for (int s = 0; s < kStages - 1; ++s) produce_r(s);
@@ -412,12 +466,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // -----------------------------------------------------------------------------------------
     if (*s_wide) {
         cp_async_wait<0>();  // no copy may land in the staging area exact_tile reuses
+        if (kRFrag && warp >= 4)
+            for (int s = 0; s < kStages - 1 && s < nks; ++s) mbar_wait(&wbar[s], 0);
         if (warp < 4 && !kAPreS)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
         if (kAPre && tid == 0)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(kAPreS ? &bar_s8_full[s] : &bar_a8_full[s], 0);
         __syncthreads();
-        exact_tile<kThreads, kRBitplane>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
+        exact_tile<kThreads, kRFrag ? kExactBFrag16S : kRBitplane ? kExactBBitplane : kExactBPlain>(
+            p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
         if (p.splits > 1)
             splitk_finish(p, geo, tm, tn, TILE_M, TILE_N, tid, kThreads, s_last, [] { __syncthreads(); });
         return;
@@ -503,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // this thread's R scale rows
     const uint8_t* srow1 = gRs + (long)(r0 + rr1) * ldRs + kb0;
     ScaleWord sc_next0 = 0, sc_next1 = 0, sc0 = 0, sc1 = 0;
-    if (!kAPreS && nks > 0) {
+    if (!kAPreS && !kRFrag && nks > 0) {
         sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0));
         sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1));
     }
@@ -517,7 +574,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // warp's copies of stage s, then refills the slot read during stage s-1 with stage s + kStages - 1.
     auto prep = [&](int s, int j) {
         const int slot = s % kStages;
-        if (j == 0) {
+        if (kRFrag && j == 0) {
+            mbar_wait(&wbar[slot], (s / kStages) & 1);  // this warp's chunks of stage s landed
+            __syncwarp();  // every lane's reads of the slot refilled below (stage s - 1) are done
+            produce_r(s + kStages - 1);
+            // scale words of rows g and g + 8: 4 blocks per chunk, after the chunk's 1024 bytes of words
+            const uint8_t* grp = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes + 1024;
+            const uint32_t w00 = *reinterpret_cast<const uint32_t*>(grp + g * 4);
+            const uint32_t w01 = *reinterpret_cast<const uint32_t*>(grp + (8 + g) * 4);
+            if constexpr (kChunksPerStage == 2) {
+                const uint32_t w10 = *reinterpret_cast<const uint32_t*>(grp + F4GEMM_FRAG16S_CHUNK + g * 4);
+                const uint32_t w11 = *reinterpret_cast<const uint32_t*>(grp + F4GEMM_FRAG16S_CHUNK + (8 + g) * 4);
+                sc0 = (ScaleWord)((uint64_t)w00 | ((uint64_t)w10 << 32));
+                sc1 = (ScaleWord)((uint64_t)w01 | ((uint64_t)w11 << 32));
+            } else {
+                sc0 = (ScaleWord)w00;
+                sc1 = (ScaleWord)w01;
+            }
+        } else if (j == 0) {
             cp_async_wait<kStages - 2>();  // groups committed: stages 0 .. s+kStages-2
             __syncwarp();                  // ... and the other lanes' copies of this warp are visible
             produce_r(s + kStages - 1);
@@ -534,9 +608,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1) + s + 1);
             }
         }
-        const uint8_t* raw = smem + kOffRawR + slot * kRawRBytes + j * 16 + t * 4;
-        const uint32_t x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
-        const uint32_t x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
+        uint32_t x0, x1;
+        if constexpr (kRFrag) {  // word t of block j of rows g (first half) and g + 8 (second half)
+            const uint8_t* q = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes +
+                               (j / 4) * F4GEMM_FRAG16S_CHUNK + (j % 4) * 128 + lane * 4;
+            x0 = *reinterpret_cast<const uint32_t*>(q);
+            x1 = *reinterpret_cast<const uint32_t*>(q + 512);
+        } else {
+            const uint8_t* raw = smem + kOffRawR + slot * kRawRBytes + j * 16 + t * 4;
+            x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
+            x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
+        }
         uint32_t(&af)[4] = a[j % kABufs];
         if constexpr (kRBitplane) {
             af[0] = f4gemm::bitplane_lo_e5m2(x0);  // e0..e3 as e5m2 of e2m1 * 2^-14 (include/f4gemm/bitplane.h)

@@ -223,8 +223,14 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
             EXPECT_EQ(k.b_layout, BLayout::Frag16S) << k.knl_name;
         } else {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
-            const bool bp = k.knl_name.size() > 2 && k.knl_name.compare(k.knl_name.size() - 2, 2, "bp") == 0;
-            EXPECT_EQ(k.b_layout, bp ? BLayout::Bitplane : BLayout::Plain) << k.knl_name;  // _bp, _m2bp
+            const auto ends = [&](const char* s) {
+                const std::string e(s);
+                return k.knl_name.size() > e.size() &&
+                       k.knl_name.compare(k.knl_name.size() - e.size(), e.size(), e) == 0;
+            };
+            // _bp, _m2bp: bit-plane B; _fs, _m2fs: the same words in the frag16s layout
+            EXPECT_EQ(k.b_layout, ends("bp") ? BLayout::Bitplane : ends("fs") ? BLayout::Frag16S : BLayout::Plain)
+                << k.knl_name;
         }
         if (!has("_pab_")) {
             EXPECT_EQ(k.max_m, 0) << k.knl_name;
