@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Off-device: dec-kernel experiments of run26 from dec_exp.cu.diff (F4GEMM_DEC_EXP: 1 no math, 2 no A loads
+# for rows past M), configs R:warps:min_blocks:stages, into build/var26 beside the shipped dec kernels.
+set -euo pipefail
+cd "$(dirname "$0")/../../../.."
+O=build/var26; rm -rf $O; mkdir -p $O
+cp kernels/sm90a/sm90_mxfp4_gemm_dec.cu kernels/sm90a/.exp_dec.cu
+patch -s kernels/sm90a/.exp_dec.cu docs/results/2026-11-30/run22/dec_exp.cu.diff
+echo "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout,max_m" > $O/f4gemm_bf16_per1x32Fp4.csv
+for c in "v_nomath_m2:4:8:2:2:1" "v_nomath_w16:4:16:1:2:1" "v_nomath_8w4s:4:8:1:4:1" "v_nomath_m2r2:2:8:2:3:1" "v_skip_m2:4:8:2:2:2" "v_skip_w16:4:16:1:2:2" "v_skip_32m2:2:8:2:3:2"; do
+  IFS=: read -r n r w mb st ex <<< "$c"
+  name=f4gemm_sm90a_$n; threads=$((32 * w)); tn=$((16 * r))
+  red=$((w * 16 * (tn + 4) * 4)); ring=$((st * w * (r * 1088 + 16 * 80 + 64 + 8)))
+  [ $red -lt 17920 ] && red=17920; [ $red -lt $ring ] && red=$ring
+  smem=$((red + 8 * (16 + tn) + 32))
+  echo "16,$tn,0,0,$name,$name.cubin,sm_90a,$threads,$smem,sm90v1,frag16s,plain," >> $O/f4gemm_bf16_per1x32Fp4.csv
+  nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude -Ikernels/sm90a -Xptxas -v \
+    -DF4GEMM_DEC_R=$r -DF4GEMM_DEC_WARPS=$w -DF4GEMM_MIN_BLOCKS=$mb -DF4GEMM_DEC_STAGES=$st -DF4GEMM_DEC_EXP=$ex \
+    -DF4GEMM_KNL_NAME=$name -DF4GEMM_SMEM_BYTES=$smem -DF4GEMM_THREADS=$threads \
+    -cubin -o $O/$name.cubin kernels/sm90a/.exp_dec.cu 2>&1 | grep -oE "Used [0-9]+ registers|[0-9]+ bytes spill stores" | sort -u | tr '\n' ' '
+  echo " $name smem $smem"
+done
+rm kernels/sm90a/.exp_dec.cu
+for k in dec_16x64_m2 dec_16x64_w16 dec_16x32_m2; do
+  cp build/kernels/sm90a/f4gemm_sm90a_$k.cubin $O/
+  grep ",f4gemm_sm90a_$k," build/kernels/sm90a/f4gemm_bf16_per1x32Fp4.csv >> $O/f4gemm_bf16_per1x32Fp4.csv
+done
