@@ -45,6 +45,26 @@ F4GEMM_FRAG16S_HD inline uint32_t frag16s_row_word(const uint8_t* scales, size_t
     return emax | (emin << 8) | flags;
 }
 
+/* What a kernel needs to know about a weight row, from its summary word: the same rule as the per-row
+ * scale scan of the other kernels (sm90_ptx.cuh finish_row) over the row's whole K. `window` is the
+ * kernels' kWindow (13): the reference exponent is emax - window (127 for a row without a non-NaN block,
+ * e.g. a padding or absent row, w = 0); the row is wide (not foldable into e5m2, exact path) when its
+ * exponents span more than 2 * window binades and it has no NaN block. */
+struct Frag16sRowRef {
+    int ref;
+    bool nan;
+    bool wide;
+};
+F4GEMM_FRAG16S_HD inline Frag16sRowRef frag16s_row_ref(uint32_t w, int window) {
+    const int emax = (int)(w & 0xFFu), emin = (int)((w >> 8) & 0xFFu);
+    const bool any = (w & F4GEMM_FRAG16S_ANY) != 0u;
+    Frag16sRowRef r;
+    r.nan = (w & F4GEMM_FRAG16S_NAN) != 0u;
+    r.ref = any ? emax - window : 127;
+    r.wide = any && !r.nan && emax - emin > 2 * window;
+    return r;
+}
+
 }  // namespace f4gemm
 #endif
 

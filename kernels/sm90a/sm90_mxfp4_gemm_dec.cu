@@ -285,12 +285,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         if (n0 + i < p.N) {
             const uint32_t w = *reinterpret_cast<const uint32_t*>(
                 p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
-            const int emax = (int)(w & 0xFFu), emin = (int)((w >> 8) & 0xFFu);
-            nan = (w & F4GEMM_FRAG16S_NAN) != 0u;
-            if (w & F4GEMM_FRAG16S_ANY) {
-                if (!nan && emax - emin > 2 * kWindow) s_cta[0] = 1;  // wide, as RowRef::wide
-                atomicMax(&s_cta[1], emax);
-                atomicMin(&s_cta[2], emin);
+            const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);  // finish_row's rule
+            nan = rr.nan;
+            if (rr.wide) s_cta[0] = 1;
+            if (w & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
+                atomicMax(&s_cta[1], (int)(w & 0xFFu));
+                atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
             }
         }
         s_nan[TILE_M + i] = nan;

@@ -430,18 +430,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll 1
         for (int s = 0; s < kStages - 1; ++s) produce_r(s);
         // R rows: reference, NaN and wide flags from the group header's summary words (largest and smallest
-        // exponent over the row's whole K, NaN and non-NaN presence; the same rule as finish_row).
+        // exponent over the row's whole K, NaN and non-NaN presence; the rule of finish_row, frag16s.h).
         const uint8_t* head = gR + (long)((r0 + rwarp0) / 16) * frag_grp;
-        RowRef f[2];
+        f4gemm::Frag16sRowRef f[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const bool v = r0 + rwarp0 + g + 8 * h < r_rows;
-            const uint32_t w = v ? *reinterpret_cast<const uint32_t*>(head + 4 * (g + 8 * h)) : 0u;
-            const int emax = (int)(w & 0xFFu), emin = (int)((w >> 8) & 0xFFu);
-            const bool any = (w & F4GEMM_FRAG16S_ANY) != 0u;
-            f[h].nan = (w & F4GEMM_FRAG16S_NAN) != 0u;
-            f[h].ref = any ? emax - kWindow : 127;
-            f[h].wide = any && !f[h].nan && emax - emin > 2 * kWindow;
+            f[h] = f4gemm::frag16s_row_ref(v ? *reinterpret_cast<const uint32_t*>(head + 4 * (g + 8 * h)) : 0u,
+                                          kWindow);
         }
         ref0 = f[0].ref;
         ref1 = f[1].ref;

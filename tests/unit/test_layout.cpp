@@ -607,6 +607,43 @@ TEST(Frag16s, RowWordSummarisesExponentsAndNaN) {
     EXPECT_EQ(frag16s_row_word(extremes, 2), 254u | (0u << 8) | F4GEMM_FRAG16S_ANY);
 }
 
+// The kernels' reading of a summary word (frag16s_row_ref) agrees with the per-row scan rule of the other
+// kernels (finish_row in kernels/sm90a/sm90_ptx.cuh), restated here from the scales themselves: reference
+// = largest non-NaN exponent - 13 (127 without one), NaN when some block is 0xFF, wide when the non-NaN
+// exponents span more than 26 binades and there is no NaN block.
+TEST(Frag16s, RowRefFollowsTheScanRule) {
+    constexpr int kWindow = 13;
+    uint32_t state = 12345u;
+    const auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (int trial = 0; trial < 20000; ++trial) {
+        const size_t blocks = 1 + next() % 40;
+        std::vector<uint8_t> sc(blocks);
+        const int base = int(next() % 256), span = int(next() % 40);
+        for (auto& e : sc) {
+            const uint32_t r = next();
+            e = r % 23 == 0 ? 0xFF : uint8_t(std::min(254, base + int((r >> 8) % uint32_t(span + 1))));
+        }
+        int emax = -1, emin = 256;
+        bool nan = false;
+        for (uint8_t e : sc) {
+            if (e == 0xFF) {
+                nan = true;
+                continue;
+            }
+            emax = std::max(emax, int(e));
+            emin = std::min(emin, int(e));
+        }
+        const Frag16sRowRef r = frag16s_row_ref(frag16s_row_word(sc.data(), blocks), kWindow);
+        EXPECT_EQ(r.nan, nan) << trial;
+        EXPECT_EQ(r.ref, emax >= 0 ? emax - kWindow : 127) << trial;
+        EXPECT_EQ(r.wide, emax >= 0 && !nan && emax - emin > 2 * kWindow) << trial;
+    }
+    const Frag16sRowRef absent = frag16s_row_ref(0u, kWindow);  // rows past N: no word read
+    EXPECT_EQ(absent.ref, 127);
+    EXPECT_FALSE(absent.nan);
+    EXPECT_FALSE(absent.wide);
+}
+
 TEST(Frag16s, ImageCarriesPaddedRowsAndTheirPadScales) {
     for (const NK& s : {NK{3, 256}, NK{40, 128}, NK{300, 512}}) {
         const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n));
