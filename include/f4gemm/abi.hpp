@@ -47,6 +47,11 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 // output tile, 0 when gdz == 1 (docs/ABI_SM90.md is the kernels' side of this contract).
 size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz);
 
+// CTAs of this kernel that one sm_90 SM holds at once, by shared memory (228 KB per SM, 1 KB reserved per
+// CTA) and threads (2048 per SM), at least 1. Registers are not modeled: the configs built for two CTAs per
+// SM say so in __launch_bounds__ (MIN_BLOCKS), so their registers fit. Used by our selection policy.
+int sm90_ctas_per_sm(const KernelConfig& kc);
+
 // sm90pp1 pre-pass workspace: e5m2 images of A (Mr x K) and B (Nr x K) bytes, then one uint32 per row
 // of each (Mr = M rounded up to tile_M, Nr = N to tile_N).
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k);

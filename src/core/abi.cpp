@@ -3,6 +3,7 @@
 // (f4gemm.hpp), which port the entry point of aiter's csrc/py_itfs_cu/asm_gemm_a4w4.cu.
 #include "f4gemm/abi.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -119,6 +120,14 @@ size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k) {
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {
     if (m <= 0 || n <= 0 || k <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0) return 0;
     return prepass_image_bytes(prepass_rows(kc, m, n, true), static_cast<size_t>(k));
+}
+
+int sm90_ctas_per_sm(const KernelConfig& kc) {
+    constexpr long kSmemPerSm = 228 * 1024, kReservedPerCta = 1024, kThreadsPerSm = 2048, kMaxCtas = 32;
+    long c = kMaxCtas;
+    if (kc.smem_bytes > 0) c = std::min(c, kSmemPerSm / (long(kc.smem_bytes) + kReservedPerCta));
+    if (kc.threads > 0) c = std::min(c, kThreadsPerSm / long(kc.threads));
+    return int(std::max(1L, c));
 }
 
 size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz) {

@@ -208,14 +208,27 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
         // Variants of one tile (pre-pass vs on-the-fly, bit-plane vs plain B): aiter's rule sees exact
         // ties and, being non-transitive, would pick by list position in ways that change with the
         // other candidates. Our manifests list the preferred variant first (docs/HEURISTIC.md): keep it.
+        // A tile that fits c CTAs per SM covers, per wave, what a tile c times as wide covers with one:
+        // aiter's rule counts rounds on one CTA per CU, so it would take a one-CTA 16 x 128 tile over
+        // two-CTA 16 x 64 ones that fill the same SMs (measured 1.2-1.4x slower, docs/PERF.md entry 19).
+        // So the twin key is (tile_M, tile_N x CTAs per SM).
         if (ours) {
             const KernelConfig& kc = m.kernels[i];
+            const auto width = [](const KernelConfig& c) { return long(c.tile_n) * sm90_ctas_per_sm(c); };
             const auto twin = std::find_if(keep.begin(), keep.end(), [&](int j) {
-                return m.kernels[size_t(j)].tile_m == kc.tile_m && m.kernels[size_t(j)].tile_n == kc.tile_n;
+                const KernelConfig& o = m.kernels[size_t(j)];
+                return o.tile_m == kc.tile_m && width(o) == width(kc);
             });
             if (twin != keep.end()) {
+                const KernelConfig& o = m.kernels[size_t(*twin)];
+                const bool same_tile = o.tile_n == kc.tile_n;
                 dropped.push_back({int(i), 0, false,
-                                   "skip: same tile as " + m.kernels[size_t(*twin)].co_name +
+                                   (same_tile ? "skip: same tile as " + o.co_name
+                                              : "skip: " + std::to_string(kc.tile_m) + "x" + std::to_string(kc.tile_n) +
+                                                    " x " + std::to_string(sm90_ctas_per_sm(kc)) +
+                                                    " CTA/SM covers what " + o.co_name + " (" +
+                                                    std::to_string(o.tile_m) + "x" + std::to_string(o.tile_n) +
+                                                    " x " + std::to_string(sm90_ctas_per_sm(o)) + " CTA/SM) does") +
                                        ", listed first (f4gemm sm_90a policy)"});
                 continue;
             }

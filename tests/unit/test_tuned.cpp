@@ -243,6 +243,10 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 256, 16384, 16384), "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(pick(m, 384, 16384, 16384), "f4gemm_sm90a_pp_128x128");
     EXPECT_EQ(pick(m, 8192, 8192, 8192), "f4gemm_sm90a_pp_128x128");
+    // decode: the two-CTA dec tile, not the one-CTA 16 x 128 wgmma kernels (docs/HEURISTIC.md)
+    EXPECT_EQ(pick(m, 1, 16384, 16384), "f4gemm_sm90a_dec_16x64_m2");
+    EXPECT_EQ(pick(m, 16, 8192, 8192), "f4gemm_sm90a_dec_16x64_m2");
+    EXPECT_EQ(pick(m, 8, 4096, 11008), "f4gemm_sm90a_dec_16x32_m2");  // N = 4096: 16 x 64 tiles fill 64 SMs
 
     // The shipped tuned table (copied beside the manifest by the build): every row names a kernel of this
     // manifest, with a split only where the kernel can split, on the H200's 132 SMs, no shape twice.
@@ -274,6 +278,60 @@ TEST(Sm90Policy, AiterManifestsKeepTheExactPort) {
         const HeuristicQuery q{mm, 4096, 2048, 256, 0, 1};
         EXPECT_EQ(select(m, "", q, false).index, select_kernel(m, q).index) << mm;
     }
+}
+
+// CTAs per SM from shared memory (228 KB, 1 KB reserved per CTA) and threads (2048), for the shipped decode
+// configs and the corner cases.
+TEST(Sm90Policy, CtasPerSmFollowSharedMemoryAndThreads) {
+    KernelConfig kc;
+    const auto occ = [&](int smem, int threads) {
+        kc.smem_bytes = smem;
+        kc.threads = threads;
+        return sm90_ctas_per_sm(kc);
+    };
+    EXPECT_EQ(occ(91936, 256), 2);   // dec_16x64_m2
+    EXPECT_EQ(occ(85088, 256), 2);   // dec_16x32_m2
+    EXPECT_EQ(occ(183200, 512), 1);  // dec_16x64_w16
+    EXPECT_EQ(occ(200016, 384), 1);  // ws_swap_16x128_bp
+    EXPECT_EQ(occ(95008, 256), 2);   // ws_swap_16x64_m2bp
+    EXPECT_EQ(occ(17920, 256), 8);   // simple_64x64: threads limit it
+    EXPECT_EQ(occ(115712, 128), 2);  // 2 x (115712 + 1024) = 228 KB exactly
+    EXPECT_EQ(occ(115713, 128), 1);
+    EXPECT_EQ(occ(0, 0), 32);         // unknown: the hardware's CTA limit
+    EXPECT_EQ(occ(300000, 1024), 1);  // never below one
+}
+
+// A two-CTA 16 x 64 tile fills the SMs as a one-CTA 16 x 128 tile does, so the policy treats them as twins
+// and keeps the one listed first (the dec kernel): aiter's rule alone took the 16 x 128 wgmma kernel for every
+// decode shape, 1.2-1.5x slower (docs/HEURISTIC.md).
+TEST(Sm90Policy, TwoCtaTilesAreTwinsOfTilesTwiceAsWide) {
+    const Manifest m = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "16,64,0,0,dec_m2,dec_m2.cubin,sm_90a,256,91936,sm90v1,frag16s,plain\n"
+        "16,64,0,0,dec_w16,dec_w16.cubin,sm_90a,512,183200,sm90v1,frag16s,plain\n"
+        "16,32,0,0,dec_32m2,dec_32m2.cubin,sm_90a,256,85088,sm90v1,frag16s,plain\n"
+        "16,128,1,0,swap16bp,swap16bp.cubin,sm_90a,384,200016,sm90v1,bitplane,plain\n"
+        "32,128,1,0,swap32,swap32.cubin,sm_90a,384,220088,sm90v1,plain,plain\n",
+        "occ.csv");
+    // aiter's rule on the 16-row tiles alone (what the covering-tile step leaves at M <= 16): the 16 x 128
+    // tile, one round with fewer idle CUs
+    Manifest rows16 = m;
+    rows16.kernels.pop_back();
+    EXPECT_EQ(rows16.kernels[size_t(select_kernel(rows16, HeuristicQuery{1, 16384, 16384, 132, 0, 0}).index)].knl_name,
+              "swap16bp");
+    Selection s;
+    EXPECT_EQ(pick(m, 1, 16384, 16384, true, &s), "dec_m2");
+    EXPECT_EQ(pick(m, 16, 8192, 8192), "dec_m2");
+    EXPECT_EQ(pick(m, 8, 4096, 11008), "dec_m2");
+    int covers = 0, same = 0;
+    for (const HeuristicStep& st : s.heuristic.steps) {
+        covers += st.reason.find("16x128 x 1 CTA/SM covers what dec_m2.cubin (16x64 x 2 CTA/SM)") != std::string::npos;
+        same += st.reason.find("same tile as dec_w16.cubin") != std::string::npos;  // dec_32m2: 16 x 64 per wave
+    }
+    EXPECT_EQ(covers, 1);
+    EXPECT_EQ(same, 0);
+    // M = 32 still covers with the 32-row tile (tile_M 16 kernels stay candidates; the rule takes swap32)
+    EXPECT_EQ(pick(m, 32, 8192, 8192), "swap32");
 }
 
 TEST(Sm90Policy, SameTileVariantsKeepTheOneListedFirst) {
