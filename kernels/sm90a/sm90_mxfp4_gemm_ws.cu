@@ -236,15 +236,9 @@ extern "C" __global__ void __launch_bounds__(256) F4GEMM_CAT(F4GEMM_KNL_NAME, _p
         if (e != 0xFFu) {
             uint32_t lut_lo, lut_hi;
             make_lut((int)e - rr.ref, lut_lo, lut_hi);
-            cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
-            cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
-            cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
-            cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
+            cvt32(x, lut_lo, lut_hi, lo, hi);
         }
-        uint8_t* dst_row = tile + ((size_t)(u / 4) * TILE_M + r) * 128;
-        const int c_lo = 2 * (u % 4);
-        *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
-        *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
+        store_block_sw128(tile + ((size_t)(u / 4) * TILE_M + r) * 128, u, sw, lo, hi);
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
@@ -525,15 +519,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 make_lut((int)sc[u] - ref, lut_lo, lut_hi);
                 const uint4 x = *reinterpret_cast<const uint4*>(raw + row * kRawPitch + j * 16);
                 uint4 lo, hi;
-                cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
-                cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
-                cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
-                cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
+                cvt32(x, lut_lo, lut_hi, lo, hi);
                 // (K_STAGE/128, BLOCK_S, 128 B): 16-byte chunk c of a row lands at c ^ (row % 8)
-                uint8_t* dst_row = s8 + (j / 4) * (BLOCK_S * 128) + row * 128;
-                const int c_lo = 2 * (j % 4), sw = row & 7;
-                *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
-                *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;
+                store_block_sw128(s8 + (j / 4) * (BLOCK_S * 128) + row * 128, j, row & 7, lo, hi);
             }
             fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
             mbar_arrive(&bar_s8_full[slot]);
