@@ -346,12 +346,16 @@ def main():
             except Exception as e:  # noqa: BLE001
                 print(f"  {name} failed at {m}x{n}x{k}: {e}")
         times = {name: [] for name in timers}
+        rep_t = []  # wall-clock start of each repetition, to line up with an external clock log
         for _ in range(reps):  # alternate systems inside each repetition
+            rep_t.append(time.time())
             for name, once in timers.items():
                 times[name].append(once())
+        rep_t.append(time.time())
         flops = 2.0 * m * n * k
         row = {"M": m, "N": n, "K": k, "kind": kind_of((m, n, k)), "kernel": f4.kernels[kern], "log2_k_split": l2,
-               "sets": nsets, "calls": calls, "max_rel_err": max_rel, "mismatches": bad, "systems": {}}
+               "sets": nsets, "calls": calls, "max_rel_err": max_rel, "mismatches": bad, "rep_t": rep_t,
+               "systems": {}}
         for name, ts in times.items():
             med = statistics.median(ts)
             row["systems"][name] = {"us": med, "tflops": flops / med / 1e6, "spread": (max(ts) - min(ts)) / med,
