@@ -73,8 +73,8 @@ void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k);  // fr
 // bytes of blocks 4c..4c+3, row r of the group at byte 1024 + 4r + (block % 4). Total n*(k/2 + k/32 + 4)
 // bytes. The plain scales (sB) are still passed to the kernel (its exact path reads them). Requires
 // n % 16 == 0 and k % 128 == 0. docs/LAYOUTS_SM90.md, "frag16s B".
-constexpr size_t kFrag16sChunk = 1088;
-constexpr size_t kFrag16sHead = 64;
+constexpr size_t kFrag16sChunk = F4GEMM_FRAG16S_CHUNK;  // the kernels' constants (frag16s.h)
+constexpr size_t kFrag16sHead = F4GEMM_FRAG16S_HEAD;
 size_t frag16s_bytes(size_t n, size_t k);  // n/16 * frag16s_group_bytes(k)
 // plain [n, k/2] + plain scales [n, k/32] -> frag16s; and back
 void frag16s_pack(const uint8_t* src, const uint8_t* scales, uint8_t* dst, size_t n, size_t k);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "f4gemm/bitplane.h"
+#include "f4gemm/frag16s.h"
 #include "f4gemm/kernarg.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -247,8 +248,8 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                             // (16-row group, 128-K chunk) of 1024 bytes + 64 scale bytes, after the
                             // group's 64-byte header; rows g / g+8 halves; block kb % 4 at 128 * (kb % 4)
                             // of the half; lane g*4+w's word in it
-                            constexpr long kChunk = 1088, kHead = 64;
-                            const long grp = kHead + (long)(p.K / 128) * kChunk;
+                            constexpr long kChunk = F4GEMM_FRAG16S_CHUNK, kHead = F4GEMM_FRAG16S_HEAD;
+                            const long grp = (long)f4gemm::frag16s_group_bytes(p.K);
                             const long off = is_b ? (long)(row / 16) * grp + kHead + (kb / 4) * kChunk +
                                                         ((row % 16) / 8) * 512 + (kb % 4) * 128 +
                                                         ((row % 8) * 4 + w) * 4

@@ -181,8 +181,7 @@ void frag16_unpack(const uint8_t* src, uint8_t* dst, size_t n, size_t k) {
 }
 
 // --- frag16s B: a header of row summaries per 16-row group, then frag16 chunks of 1024 bytes spread to
-// 1088 with the group's scales in the last 64
-// ----------------------------------------------------------------
+// 1088 with the group's scales in the last 64 ------------------------------------------------------
 
 size_t frag16s_bytes(size_t n, size_t k) {
     return n / 16 * frag16s_group_bytes(k);
