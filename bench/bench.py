@@ -81,6 +81,46 @@ class F4gemm:
             raise RuntimeError(self.lib.f4gemm_last_error().decode())
 
 
+# ---- the read floor: a kernel that only reads the bytes (bench/read_floor_kernel.cu, docs/BENCH.md) ----------
+class ReadFloor:
+    """Launches build/bench/read_floor.cubin through libcuda (ctypes) on PyTorch's current stream, so that it
+    can be captured in the same CUDA graphs as the GEMMs. 512 threads per CTA, 4 CTAs per SM."""
+
+    def __init__(self, cubin, sms):
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(self.cu.cuModuleLoad(ctypes.byref(self.mod), cubin.encode()), f"cuModuleLoad({cubin})")
+        self._check(self.cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"f4gemm_read_floor"),
+                    "cuModuleGetFunction(f4gemm_read_floor)")
+        self.cu.cuLaunchKernel.argtypes = ([ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3)
+        self.grid = 4 * sms
+        self.sink = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+    def _check(self, rc, what):
+        if rc:
+            raise RuntimeError(f"{what} failed: CUresult {rc}")
+
+    def read(self, buf):
+        """Reads all of buf (a CUDA tensor whose size in bytes is a multiple of 16)."""
+        ptr = ctypes.c_uint64(buf.data_ptr())
+        n16 = ctypes.c_uint64(buf.numel() * buf.element_size() // 16)
+        sink = ctypes.c_uint64(self.sink.data_ptr())
+        args = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in (ptr, n16, sink)])
+        self._check(self.cu.cuLaunchKernel(self.fn, self.grid, 1, 1, 512, 1, 1, 0,
+                                           torch.cuda.current_stream().cuda_stream, args, None),
+                    "cuLaunchKernel(f4gemm_read_floor)")
+
+
+def in_bytes(m, n, k):
+    """The bytes an MXFP4 GEMM must read: A, B and both scale arrays (mx_bytes without D)."""
+    return m * k // 2 + n * k // 2 + (m + n) * k // 32
+
+
+def fp8_in_bytes(m, n, k):
+    """The bytes cuBLASLt FP8 must read: A and B in e4m3."""
+    return m * k + n * k
+
+
 # ---- operands ----------------------------------------------------------------------------------
 def pad_rows(x, rows):
     out = torch.zeros((rows,) + tuple(x.shape[1:]), dtype=x.dtype, device=x.device)
@@ -244,6 +284,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
     ap.add_argument("--lib", default="build/lib/libf4gemm.so")
     ap.add_argument("--co-dir", default=None)
+    ap.add_argument("--floor-cubin", default="build/bench/read_floor.cubin",
+                    help="the read-floor kernel (bench/read_floor_kernel.cu), timed on decode and mid-M shapes")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--shapes", default=None, help="comma list of MxNxK (default: the issue's shapes)")
     args = ap.parse_args()
@@ -283,6 +325,14 @@ def main():
     reps = 3 if args.quick else args.reps
 
     f4 = F4gemm(args.lib, args.co_dir)
+    floor = None
+    if os.path.exists(args.floor_cubin):
+        try:
+            floor = ReadFloor(args.floor_cubin, dev.multi_processor_count)
+        except Exception as e:  # noqa: BLE001
+            print(f"read floor unavailable: {e}")
+    else:
+        print(f"read floor unavailable: {args.floor_cubin} not built (cmake --build build)")
     triton_run, triton_err = make_triton()
     if triton_err:
         print(triton_err)
@@ -333,6 +383,15 @@ def main():
                                                              out_dtype=torch.bfloat16, use_fast_accum=True), nsets),
             "cublas_bf16": (lambda i: torch.matmul(bf[i][0], bf[i][1].t()), nsets_bf16),
         }
+        if floor and kind_of((m, n, k)) != "large":  # memory-bound shapes: the time only reading takes
+            rd = [torch.empty(in_bytes(m, n, k) // 16 * 16, dtype=torch.uint8, device="cuda") for _ in range(nsets)]
+            nsets_fp8 = max(1, min(8, math.ceil(2 * L2_BYTES / fp8_in_bytes(m, n, k))))
+            rd8 = [torch.empty(fp8_in_bytes(m, n, k) // 16 * 16, dtype=torch.uint8, device="cuda")
+                   for _ in range(nsets_fp8)]
+            for t in rd + rd8:
+                t.fill_(0x5A)
+            systems["read_floor"] = (lambda i: floor.read(rd[i]), nsets)
+            systems["read_floor_fp8"] = (lambda i: floor.read(rd8[i]), nsets_fp8)
         if triton_run:
             dt = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
             systems["triton_dot_scaled"] = (lambda i: triton_run(m, n, k, ops[i], dt), nsets)
@@ -364,11 +423,18 @@ def main():
         row["f4gemm_gbs"] = mx_bytes(m, n, k) / f4us / 1e3
         row["f4gemm_bw_frac"] = row["f4gemm_gbs"] / copy_gbs
         row["ratio"] = {name: s["us"] / f4us for name, s in row["systems"].items() if name != "f4gemm"}
+        if "read_floor" in row["systems"]:
+            fl = row["systems"]["read_floor"]["us"]
+            row["read_floor_gbs"] = in_bytes(m, n, k) / fl / 1e3
+            # The fastest any kernel reading the MXFP4 bytes could be against cuBLASLt FP8: its time over the floor.
+            if "cublaslt_fp8" in row["systems"]:
+                row["fp8_over_floor"] = row["systems"]["cublaslt_fp8"]["us"] / fl
         rows.append(row)
         print(f"{m:>6}x{n:>6}x{k:>6} {f4.kernels[kern]:<34} L={l2} err={max_rel:.5f} bad={bad} "
               f"{f4us:9.1f} us {flops / f4us / 1e6:7.1f} TF/s {row['f4gemm_gbs']:6.0f} GB/s | " +
               " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"].items()), flush=True)
         del ops, fp8, bf, d
+        rd = rd8 = None
         torch.cuda.empty_cache()
 
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_gbs, "torch": torch.__version__,
@@ -391,6 +457,17 @@ def print_table(r):
         print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} {row['kernel'][:36]:<36} {s['us']:9.1f} {s['tflops']:7.1f} "
               f"{row['f4gemm_gbs']:6.0f} {100 * s['spread']:5.1f}% | "
               + " ".join(f"{row['ratio'].get(n, float('nan')):12.2f}" for n in names[1:]))
+    floors = [row for row in r["rows"] if "read_floor" in row["systems"]]
+    if floors:
+        print(f"\nRead floor (a kernel that only reads the inputs: bench/read_floor_kernel.cu; copy {r['copy_gbs']:.0f} GB/s)")
+        print(f"{'shape':>20} {'f4 us':>9} {'floor us':>9} {'spread':>6} {'GB/s':>6} {'f4/floor':>8} "
+              f"{'fp8 floor':>9} {'FP8 us':>8} {'FP8/floor':>9}   (FP8/floor: the most any MXFP4 kernel can gain)")
+        for row in floors:
+            fl, f8 = row["systems"]["read_floor"], row["systems"].get("read_floor_fp8", {"us": float("nan")})
+            c8 = row["systems"].get("cublaslt_fp8", {"us": float("nan")})["us"]
+            print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} {row['systems']['f4gemm']['us']:9.1f} {fl['us']:9.2f} "
+                  f"{100 * fl['spread']:5.1f}% {row['read_floor_gbs']:6.0f} {row['systems']['f4gemm']['us'] / fl['us']:8.2f} "
+                  f"{f8['us']:9.2f} {c8:8.1f} {c8 / fl['us']:9.2f}")
 
 
 def plot(r, path):
@@ -409,6 +486,11 @@ def plot(r, path):
     bw = [2 * x["M"] * x["N"] * x["K"] / (mx_bytes(x["M"], x["N"], x["K"]) / (r["copy_gbs"] * 1e3)) / 1e6
           for x in r["rows"]]
     ax.plot([i + 0.4 for i in range(len(labels))], bw, "r_", ms=20, mew=2, label="MXFP4 bytes at copy bandwidth")
+    # The read floor: flops over the time a kernel takes only to read the inputs (measured, decode and mid M).
+    fl = [(i, 2 * x["M"] * x["N"] * x["K"] / x["systems"]["read_floor"]["us"] / 1e6) for i, x in enumerate(r["rows"])
+          if "read_floor" in x["systems"]]
+    if fl:
+        ax.plot([i + 0.4 for i, _ in fl], [v for _, v in fl], "m_", ms=20, mew=2, label="read floor (measured)")
     ax.set_yscale("log")
     ax.set_xticks([i + 0.4 for i in range(len(labels))])
     ax.set_xticklabels(labels, rotation=45, ha="right")
