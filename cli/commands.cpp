@@ -463,13 +463,18 @@ int tune(const TuneOptions& o) try {
         throw Error(Errc::Device,
                     "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
     std::unique_ptr<Device> dev = make_cuda_device(o.device);
+    if (o.timing != "graph" && o.timing != "loop")
+        throw Error(Errc::InvalidArgument, "--timing '" + o.timing + "': pick graph or loop");
+    const GpuGemm::Timing timing = o.timing == "graph" ? GpuGemm::Timing::Graph : GpuGemm::Timing::Loop;
     const CoDirChoice co = resolve_co_dir(o.co_dir, true);
     if (co.dir.empty()) throw Error(Errc::Manifest, "no code-object directory: pass --co-dir");
     Launcher launcher(*dev, filter_for_device(load_manifest(co.dir), BackendKind::Cuda, dev->props().arch));
     const Manifest& man = launcher.manifest();
     const int sms = dev->props().num_cu;
-    say("tuning {} shapes over {} kernels on {} ({} SMs)", shapes.size(), man.kernels.size(),
-        dev->props().name, sms);
+    say("tuning {} shapes over {} kernels on {} ({} SMs); timing: {}, candidates alternated in each of {} "
+        "repetitions",
+        shapes.size(), man.kernels.size(), dev->props().name, sms,
+        timing == GpuGemm::Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps);
     TunedTable table;
     // Every candidate of a shape uploads the same problems: pack each operand image once per layout.
     launcher.set_image_cache(true);
@@ -523,6 +528,15 @@ int tune(const TuneOptions& o) try {
         for (const Candidate& c : cands) best_screen = std::min(best_screen, c.screen_us);
         TunedEntry best;
         best.us = 1e30;
+        // The candidates that pass the screen are measured alternately: each repetition times every one
+        // of them once, in turn, so that a clock or power drift during the shape falls on all alike.
+        struct Measured {
+            const Candidate* c;
+            std::unique_ptr<GpuGemm> g;
+            int iters;
+            std::vector<double> t;
+        };
+        std::vector<Measured> live;
         for (const Candidate& c : cands) {
             const KernelConfig& kc = man.kernels[size_t(c.index)];
             if (c.screen_us > 1.5 * best_screen) {
@@ -530,17 +544,21 @@ int tune(const TuneOptions& o) try {
                     c.screen_us);
                 continue;
             }
-            GpuGemm g(launcher, c.index, c.l, problems[0]);
-            for (size_t s = 1; s < problems.size(); ++s) g.add_rotation_set(problems[s]);
+            auto g = std::make_unique<GpuGemm>(launcher, c.index, c.l, problems[0]);
+            for (size_t s = 1; s < problems.size(); ++s) g->add_rotation_set(problems[s]);
             const int iters = int(std::clamp(50000.0 / c.screen_us, 3.0, double(o.iters)));
-            std::vector<double> t;
-            for (int r = 0; r < o.reps; ++r) t.push_back(g.time_us(iters, r == 0 ? o.warmup : 1));
-            std::sort(t.begin(), t.end());
-            const double us = t[t.size() / 2];
+            live.push_back({&c, std::move(g), iters, {}});
+        }
+        for (int r = 0; r < o.reps; ++r)
+            for (Measured& x : live) x.t.push_back(x.g->time_us(x.iters, r == 0 ? o.warmup : 1, timing));
+        for (Measured& x : live) {
+            const KernelConfig& kc = man.kernels[size_t(x.c->index)];
+            std::sort(x.t.begin(), x.t.end());
+            const double us = x.t[x.t.size() / 2];
             const double tf = 2.0 * m * n * double(k) / us / 1e6;
             say("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)", m, n, k,
-                kc.co_name, c.l, us, tf, 100.0 * (t.back() - t.front()) / us, g.sets());
-            if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, c.l, us, tf};
+                kc.co_name, x.c->l, us, tf, 100.0 * (x.t.back() - x.t.front()) / us, x.g->sets());
+            if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, x.c->l, us, tf};
         }
         say("best {}x{}x{}: {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n, k, best.kernel,
             best.log2_k_split, best.us, launcher.image_cache_size(), launcher.image_cache_hits());

@@ -50,6 +50,7 @@ struct TuneOptions {
     int iters = 20, warmup = 5, reps = 3;
     bool verify = true;
     double verify_max_macs = 17179869184.0;  // 2^34: larger shapes are not checked on the CPU
+    std::string timing = "graph";            // "graph" (replayed CUDA graphs, as bench/) or "loop"
 };
 int tune(const TuneOptions& o);
 

@@ -121,6 +121,11 @@ int main(int argc, char** argv) {
         "--no-verify", [&] { to.verify = false; }, "skip the CPU check of each candidate");
     tune_cmd->add_option("--verify-max-macs", to.verify_max_macs,
                          "largest M*N*K checked against the CPU reference; default 2^34");
+    tune_cmd
+        ->add_option("--timing", to.timing,
+                     "graph: time replays of CUDA graphs of the launches, as bench/ does (default); loop: "
+                     "launch from the host one by one, as a plain run's --iters")
+        ->check(CLI::IsMember({"graph", "loop"}));
 
     try {
         app.parse(argc, argv);

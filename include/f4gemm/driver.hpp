@@ -92,7 +92,9 @@ public:
     void prepare(int index);
     // The memsets the kernel needs (aiter split: D; sm90v1 split: workspace), then the launch (pre-pass
     // ABIs: <knl_name>_prepass, then the GEMM, in stream order).
-    // `ptr.workspace` is ignored: the launcher owns it. Asynchronous on the device's stream.
+    // `ptr.workspace`: 0 for the launcher's own (grown as needed, so a larger plan may free the one an
+    // earlier launch used), else the caller's, of at least plan.workspace_bytes. Asynchronous on the
+    // device's stream.
     void launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
                 float beta);
 
@@ -139,14 +141,20 @@ public:
     int sets() const { return int(sets_.size()); }
     // One launch on operand set `set` (with the memsets the kernel needs), asynchronous.
     void run_once(int set = 0);
-    // Poisons D (NaN bf16) unless the kernel accumulates into D, runs once, returns bf16 [m, n].
-    std::vector<uint16_t> run_and_fetch();
-    // Mean microseconds per run over `iters` runs after `warmup` runs, with device events,
-    // rotating over the operand sets.
-    double time_us(int iters, int warmup);
+    // How runs are issued. Loop: one by one from the host (the original asm_f4gemm's method). Graph:
+    // recorded once into a graph that is then replayed (bench/bench.py's method), which leaves out the
+    // host's per-launch cost (docs/BENCH.md); needs Device::graphs_supported().
+    enum class Timing { Loop, Graph };
+    // Poisons D (NaN bf16) unless the kernel accumulates into D, runs once (Graph: replays the recorded
+    // runs, the first of which is on set 0), returns set 0's bf16 D [m, n].
+    std::vector<uint16_t> run_and_fetch(Timing timing = Timing::Loop);
+    // Mean microseconds per run over `iters` runs after `warmup` runs, with device events, rotating
+    // over the operand sets.
+    double time_us(int iters, int warmup, Timing timing = Timing::Loop);
 
 private:
     void upload(const Problem& p);
+    void ensure_graph(int iters);  // records `iters` runs (rotating sets) unless that graph exists
     std::unique_ptr<Launcher> own_;
     Launcher& launcher_;
     int index_;
@@ -155,6 +163,9 @@ private:
     int m_, n_, k_;
     float alpha_, beta_;
     std::vector<DevicePointers> sets_;
+    void* graph_ = nullptr;  // the recorded runs of the last Timing::Graph call, and how many
+    int graph_iters_ = 0;
+    DevPtr own_workspace_ = 0;  // set with the first graph: the workspace the graph's launches use
 };
 
 // The CPU backend as the same kind of object, so the command treats both alike.

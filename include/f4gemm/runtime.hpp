@@ -52,6 +52,16 @@ public:
     virtual void event_record(void* event) = 0;
     virtual float event_elapsed_ms(void* start, void* stop) = 0;  // synchronizes on stop
     virtual void event_destroy(void* event) = 0;
+
+    // Graphs, for timing without the host's per-launch cost (as bench/bench.py times): the memsets
+    // and launches issued between capture_begin() and capture_end() are recorded, not run, and the
+    // returned executable graph replays them with graph_launch() on the stream. Backends without
+    // graphs answer false to graphs_supported(), and the others throw Errc::Unsupported.
+    virtual bool graphs_supported() const { return false; }
+    virtual void capture_begin();
+    virtual void* capture_end();
+    virtual void graph_launch(void* graph);
+    virtual void graph_destroy(void* graph);
 };
 
 // Factories. Each throws Errc::Unsupported naming the backend when it was not compiled in, and

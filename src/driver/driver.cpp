@@ -358,14 +358,18 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
                       float beta) {
     prepare(index);
     const KernelConfig& kc = manifest_.kernels[size_t(index)];
-    if (plan.workspace_bytes > workspace_bytes_) {
-        if (workspace_) dev_.free(workspace_);
-        workspace_ = dev_.alloc(plan.workspace_bytes);
-        workspace_bytes_ = plan.workspace_bytes;
+    if (!plan.workspace_bytes) {
+        ptr.workspace = 0;
+    } else if (!ptr.workspace) {  // the caller's own workspace (a recorded graph's), else the shared one
+        if (plan.workspace_bytes > workspace_bytes_) {
+            if (workspace_) dev_.free(workspace_);
+            workspace_ = dev_.alloc(plan.workspace_bytes);
+            workspace_bytes_ = plan.workspace_bytes;
+        }
+        ptr.workspace = workspace_;
     }
-    ptr.workspace = plan.workspace_bytes ? workspace_ : 0;
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
-    if (plan.zero_workspace) dev_.memset(workspace_, 0, plan.workspace_bytes);
+    if (plan.zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
     const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
     if (plan.pre_grid.x)
         dev_.launch(prepass_[size_t(index)], plan.pre_grid, plan.pre_block, 0, args.data(), args.size());
@@ -434,37 +438,78 @@ void GpuGemm::add_rotation_set(const Problem& p) {
 }
 
 GpuGemm::~GpuGemm() {
+    if (graph_) launcher_.device().graph_destroy(graph_);
+    if (own_workspace_) launcher_.device().free(own_workspace_);
     for (const DevicePointers& p : sets_)
         for (DevPtr d : {p.a, p.scale_a, p.b, p.scale_b, p.d, p.c})
             if (d) launcher_.device().free(d);
 }
 
 void GpuGemm::run_once(int set) {
-    launcher_.launch(index_, plan_, sets_.at(size_t(set)), m_, n_, k_, alpha_, beta_);
+    DevicePointers ptr = sets_.at(size_t(set));
+    ptr.workspace = own_workspace_;  // 0: the launcher's shared one
+    launcher_.launch(index_, plan_, ptr, m_, n_, k_, alpha_, beta_);
 }
 
-std::vector<uint16_t> GpuGemm::run_and_fetch() {
+void GpuGemm::ensure_graph(int iters) {
+    if (graph_ && graph_iters_ == iters) return;
     Device& dev = launcher_.device();
+    if (!dev.graphs_supported())
+        throw Error(Errc::Unsupported, "the " + dev.props().backend + " backend has no graphs: time with loops");
+    if (graph_) dev.graph_destroy(graph_);
+    graph_ = nullptr;
+    // A graph keeps the pointers it recorded: it gets its own workspace, which no other GEMM of the shared
+    // launcher can free by growing the shared one. Allocations happen before the capture.
+    if (plan_.workspace_bytes && !own_workspace_) own_workspace_ = dev.alloc(plan_.workspace_bytes);
+    run_once(0);
+    dev.synchronize();
+    const int nsets = int(sets_.size());
+    dev.capture_begin();
+    try {
+        for (int i = 0; i < iters; ++i) run_once(i % nsets);
+    } catch (...) {
+        try {
+            dev.graph_destroy(dev.capture_end());  // leave the stream out of capture
+        } catch (...) {
+        }
+        throw;
+    }
+    graph_ = dev.capture_end();
+    graph_iters_ = iters;
+    dev.graph_launch(graph_);  // the first replay uploads the graph: not timed
+    dev.synchronize();
+}
+
+std::vector<uint16_t> GpuGemm::run_and_fetch(Timing timing) {
+    Device& dev = launcher_.device();
+    if (timing == Timing::Graph) ensure_graph(graph_ ? graph_iters_ : 1);
     // Poison D so an element the kernel never writes shows up as NaN (a mismatch), unless the
     // kernel accumulates into D (aiter's split-K), which the launch zeroes.
     if (!plan_.zero_out) dev.memset(sets_[0].d, 0xFF, plan_.d_bytes);
-    run_once(0);
+    if (timing == Timing::Graph)
+        dev.graph_launch(graph_);  // its first run is on set 0
+    else
+        run_once(0);
     dev.synchronize();
     std::vector<uint16_t> d(size_t(m_) * size_t(n_));
     dev.copy_to_host(d.data(), sets_[0].d, d.size() * 2);
     return d;
 }
 
-double GpuGemm::time_us(int iters, int warmup) {
+double GpuGemm::time_us(int iters, int warmup, Timing timing) {
     Device& dev = launcher_.device();
     const int nsets = int(sets_.size());
     for (int i = 0; i < warmup; ++i) run_once(i % nsets);
     dev.synchronize();
     if (iters <= 0) return 0;
+    if (timing == Timing::Graph) ensure_graph(iters);
     void* beg = dev.event_create();
     void* end = dev.event_create();
     dev.event_record(beg);
-    for (int i = 0; i < iters; ++i) run_once(i % nsets);
+    if (timing == Timing::Graph)
+        dev.graph_launch(graph_);
+    else
+        for (int i = 0; i < iters; ++i) run_once(i % nsets);
     dev.event_record(end);
     const float ms = dev.event_elapsed_ms(beg, end);
     dev.event_destroy(beg);

@@ -210,6 +210,14 @@ TEST(Cli, TuneWithoutGpuFailsCleanly) {
     expect_one_line_error(f4("tune --shape 64x128 --out " + (t / "t.csv")), "64x128");
 }
 
+TEST(Cli, TuneTimingMustBeGraphOrLoop) {
+    TempDir t;
+    const Result r = f4("tune --shape 64x128x256 --timing fast --out " + (t / "t.csv"));
+    expect_one_line_error(r, "--timing");
+    EXPECT_NE(r.err.find("fast"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(t / "t.csv"));
+}
+
 TEST(Cli, ListPrintsEveryKernel) {
     const Result r = f4("--list " + kAiter);
     EXPECT_EQ(r.rc, 0);

@@ -376,6 +376,46 @@ TEST(Sm90, TuneWritesATableTheDriverPrefers) {
     fs::remove_all(dir);
 }
 
+// Timing::Graph (what `f4gemm tune` times by default): the replayed graph computes the same D as a launch,
+// for every kernel of the manifest and a split-K plan, and a graph keeps working after another GEMM on the
+// same launcher grew (and so freed) the launcher's shared workspace.
+TEST(Sm90, GraphReplaysComputeTheSameResult) {
+    REQUIRE_GPU();
+    ASSERT_TRUE(gpu()->dev->graphs_supported());
+    const Problem p = make_problem(70, 1024, 1024, 1.f, 0.f, DataKind::Seed, kSeedA, kSeedB, false);
+    const std::vector<float> ref = reference_for(p);
+    Launcher launcher(*gpu()->dev, gpu()->manifest);
+    int split_kernel = -1;
+    for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
+        const KernelConfig& kc = gpu()->manifest.kernels[i];
+        if (kc.split_k && kc.abi == KernelAbi::Sm90v1 && split_kernel < 0) split_kernel = int(i);
+        GpuGemm g(launcher, int(i), 0, p);
+        const std::vector<uint16_t> d = g.run_and_fetch(GpuGemm::Timing::Graph);
+        const VerifyResult v = verify_bf16(d.data(), size_t(p.n), ref.data(), size_t(p.m), size_t(p.n),
+                                           default_tolerance(false));
+        EXPECT_TRUE(v.passed()) << kc.co_name << " " << describe(v);
+        const double us = g.time_us(3, 1, GpuGemm::Timing::Graph);
+        EXPECT_GT(us, 0.0) << kc.co_name;
+        EXPECT_LT(us, 1e5) << kc.co_name;
+    }
+    ASSERT_GE(split_kernel, 0) << "no split-capable sm90v1 kernel in the manifest";
+    GpuGemm small(launcher, split_kernel, 1, p);  // 2-way split: a workspace of fp32 partials
+    ASSERT_GT(small.plan().workspace_bytes, 0u);
+    EXPECT_TRUE(verify_bf16(small.run_and_fetch(GpuGemm::Timing::Graph).data(), size_t(p.n), ref.data(),
+                            size_t(p.m), size_t(p.n), default_tolerance(false))
+                    .passed());
+    {
+        GpuGemm big(launcher, split_kernel, 4, p);  // 16-way: grows the shared workspace, freeing the old one
+        ASSERT_GT(big.plan().workspace_bytes, small.plan().workspace_bytes);
+        big.run_once(0);
+    }
+    const std::vector<uint16_t> again = small.run_and_fetch(GpuGemm::Timing::Graph);
+    const VerifyResult v = verify_bf16(again.data(), size_t(p.n), ref.data(), size_t(p.m), size_t(p.n),
+                                       default_tolerance(false));
+    EXPECT_TRUE(v.passed()) << "split graph after the shared workspace moved: " << describe(v);
+    EXPECT_LE(v.max_rel_err, kBf16Rounding);
+}
+
 TEST(Sm90, WrongArchitectureCodeObjectIsRefusedBeforeLaunch) {
     REQUIRE_GPU();
 #ifndef F4GEMM_TEST_CUBIN_DIR

@@ -195,6 +195,27 @@ public:
         if (e) api().cuEventDestroy(static_cast<CUevent>(e));
     }
 
+    bool graphs_supported() const override { return true; }
+    // Thread-local mode: only this thread's unsafe calls (synchronous copies) are refused while capturing.
+    void capture_begin() override {
+        F4GEMM_CU((stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), cuStreamBeginCapture);
+    }
+    void* capture_end() override {
+        CUgraph g = nullptr;
+        F4GEMM_CU((stream_, &g), cuStreamEndCapture);
+        CUgraphExec exec = nullptr;
+        const CUresult r = api().cuGraphInstantiateWithFlags(&exec, g, 0);
+        api().cuGraphDestroy(g);
+        check(r, "cuGraphInstantiateWithFlags");
+        return exec;
+    }
+    void graph_launch(void* graph) override {
+        F4GEMM_CU((static_cast<CUgraphExec>(graph), stream_), cuGraphLaunch);
+    }
+    void graph_destroy(void* graph) override {
+        if (graph) api().cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
+    }
+
 private:
     DeviceProps props_;
     CUdevice dev_ = 0;
