@@ -17,6 +17,7 @@
 // Usage: readfloor [--check] [--reps R] [--shapes NxK,...]   (default: the frag16s B bytes of the four decode
 // N x K; --check: only the self-check that the read kernel visits every word once, exit 1 if not)
 // Build: kernels/sm90a/CMakeLists.txt (target f4gemm_readfloor, -> build/bench/readfloor).
+#include "f4gemm/frag16s.h"
 #include "read_floor.cuh"
 #include "sm90_ptx.cuh"
 
@@ -140,13 +141,13 @@ __global__ void __launch_bounds__(32) k_bulk(const uint8_t* __restrict__ p, size
 // is 64 + (K/128) * 1088 bytes; CTA x reads groups [R x, R x + R), warp w its chunks [w nch/W, (w+1) nch/W).
 __global__ void k_dec(const uint8_t* __restrict__ p, int K, int R, int stages, uint32_t* sink) {
     extern __shared__ __align__(128) uint8_t smem[];
-    constexpr int kChunk = 1088;
+    constexpr int kChunk = F4GEMM_FRAG16S_CHUNK;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, W = blockDim.x / 32;
     const int slot_bytes = R * kChunk;
     uint8_t* ring = smem + (size_t)warp * stages * slot_bytes;
     uint64_t* bars = reinterpret_cast<uint64_t*>(smem + (size_t)W * stages * slot_bytes) + warp * stages;
-    const long grp = 64 + (long)(K / 128) * kChunk;
-    const uint8_t* g0 = p + (long)blockIdx.x * R * grp + 64;
+    const long grp = (long)f4gemm::frag16s_group_bytes(K);
+    const uint8_t* g0 = p + (long)blockIdx.x * R * grp + F4GEMM_FRAG16S_HEAD;
     const int nch = K / 128, c0 = warp * nch / W, c1 = (warp + 1) * nch / W;
     if (lane == 0) {
         for (int s = 0; s < stages; ++s) mbar_init(&bars[s], 1);
@@ -183,10 +184,10 @@ struct Pattern {
     bool dec = false;  // needs the size to be a whole frag16s image (n, k)
 };
 
-struct Size {
+struct Size {  // a frag16s B of n x k
     long n;
     int k;
-    size_t bytes;  // frag16s B of n x k: n * (k/2 + k/32) + 4 n
+    size_t bytes() const { return (size_t)n / 16 * f4gemm::frag16s_group_bytes((size_t)k); }
 };
 
 double median(std::vector<double> v) {
@@ -225,7 +226,7 @@ int main(int argc, char** argv) {
                                  s.substr(pos, e - pos).c_str());
                     return 2;
                 }
-                sizes.push_back({n, k, (size_t)n * (k / 2 + k / 32) + 4 * (size_t)n});
+                sizes.push_back({n, k});
                 pos = e + 1;
             }
         } else {
@@ -237,7 +238,7 @@ int main(int argc, char** argv) {
     }
     if (sizes.empty())
         for (auto nk : {std::pair<long, int>{8192, 8192}, {8192, 28672}, {28672, 8192}, {16384, 16384}})
-            sizes.push_back({nk.first, nk.second, (size_t)nk.first * (nk.second / 2 + nk.second / 32) + 4 * nk.first});
+            sizes.push_back({nk.first, nk.second});
 
     int dev = 0, sms = 0, ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -307,7 +308,7 @@ int main(int argc, char** argv) {
     // dec_16x64_w16 (4, 16, 2); then deeper rings.
     for (const auto& cfg : {std::tuple<int, int, int>{4, 8, 2}, {2, 8, 3}, {4, 16, 2}, {4, 8, 4}, {2, 8, 6}}) {
         const int R = std::get<0>(cfg), W = std::get<1>(cfg), T = std::get<2>(cfg);
-        const int smem = W * T * (R * 1088 + 16 * 80 + 64 + 8);  // the dec kernel's ring (sm90_mxfp4_gemm_dec.cu)
+        const int smem = W * T * (R * F4GEMM_FRAG16S_CHUNK + 16 * 80 + 64 + 8);  // the dec kernel's ring
         pats.push_back({"dec_r" + std::to_string(R) + "_w" + std::to_string(W) + "_s" + std::to_string(T),
                         [=](const uint8_t* b, size_t, long n, int k, cudaStream_t s) {
                             k_dec<<<(unsigned)(n / (16 * R)), 32 * W, smem, s>>>(b, k, R, T, sink);
@@ -320,7 +321,7 @@ int main(int argc, char** argv) {
     std::printf("\n%-22s %12s %6s %9s %8s %9s\n", "pattern", "N x K", "MB", "us", "spread", "GB/s");
     std::vector<std::vector<double>> fit_x(pats.size()), fit_y(pats.size());
     for (const Size& sz : sizes) {
-        const size_t bytes = (sz.bytes + 255) / 256 * 256;
+        const size_t bytes = (sz.bytes() + 255) / 256 * 256;
         const int nsets = (int)std::min<size_t>(8, std::max<size_t>(2, (2 * kL2 + bytes - 1) / bytes));
         std::vector<uint8_t*> bufs(nsets);
         for (auto& b : bufs) {

@@ -463,8 +463,6 @@ int tune(const TuneOptions& o) try {
         throw Error(Errc::Device,
                     "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
     std::unique_ptr<Device> dev = make_cuda_device(o.device);
-    if (o.timing != "graph" && o.timing != "loop")
-        throw Error(Errc::InvalidArgument, "--timing '" + o.timing + "': pick graph or loop");
     const GpuGemm::Timing timing = o.timing == "graph" ? GpuGemm::Timing::Graph : GpuGemm::Timing::Loop;
     const CoDirChoice co = resolve_co_dir(o.co_dir, true);
     if (co.dir.empty()) throw Error(Errc::Manifest, "no code-object directory: pass --co-dir");

@@ -50,7 +50,8 @@ struct TuneOptions {
     int iters = 20, warmup = 5, reps = 3;
     bool verify = true;
     double verify_max_macs = 17179869184.0;  // 2^34: larger shapes are not checked on the CPU
-    std::string timing = "graph";            // "graph" (replayed CUDA graphs, as bench/) or "loop"
+    std::string timing = "graph";            // "graph" (replayed CUDA graphs, as bench/) or "loop";
+                                             // the CLI admits only these two
 };
 int tune(const TuneOptions& o);
 
