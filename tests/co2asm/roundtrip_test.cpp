@@ -1,12 +1,13 @@
 // The round trip on fixtures assembled at test time: every `co2asm-variant` of every
 // tests/co2asm/fixtures/*.s goes through disassemble (co2asm), reassemble (the command co2asm
-// printed), and `co2asm --check`; plus the generated descriptor sweeps and the processor table
-// checked against llvm-readelf-22.
+// printed), and `co2asm --check`; plus the generated descriptor sweeps, the processor table
+// checked against llvm-readelf-22, and words LLVM 22 cannot decode spliced into a gfx12 object.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <sstream>
 
 #include "amdgpu_target.hpp"
 #include "code_object.hpp"
@@ -266,3 +267,80 @@ TEST(SelfVerification, McpuOverrideChangesOnlyTheHeader) {
         << check.out;
     EXPECT_TRUE(contains(check.out, "[2/4] kernel descriptors: identical")) << check.out;
 }
+
+// ---- words LLVM 22 cannot decode --------------------------------------------------------------------
+
+namespace {
+
+std::string hex(uint64_t v) {
+    std::ostringstream s;
+    s << "0x" << std::hex << v;
+    return s.str();
+}
+
+class UndecodedWords : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+// gfx1250 code objects hold words LLVM 22's disassembler rejects; objdump prints them as `.long`.
+// Spliced here into the gfx12 fixture: 0xbfff0000 and 0xbf7f0000 are SOPP opcodes without an
+// instruction on gfx1200 and gfx1250 (llvm-objdump-22 prints `.long 0xbfff0000`).
+TEST_P(UndecodedWords, AreMarkedCountedAndLocated) {
+    CO2ASM_REQUIRE_CLANG();
+    const std::string target = GetParam();
+    co2asm::ScratchDir dir;
+    const std::string clean = dir.path() + "/clean.co";
+    ASSERT_EQ(assemble(fixture_dir() + "/gfx1200_kernel.s", target, 6, clean).exit_code, 0);
+    const uint64_t kernel = symbol_address(clean, "rdna4_kernel");
+    auto bytes = read_bytes(clean);
+    // (offset in the kernel, the instruction there, the undecodable word put in its place)
+    const struct {
+        uint64_t offset;
+        uint32_t was;
+        uint32_t word;
+    } splices[] = {{0x08, 0xbfc70000u, 0xbfff0000u},   // s_wait_kmcnt 0x0
+                   {0x20, 0x80048104u, 0xbfff0000u},   // s_add_co_u32 s4, s4, 1
+                   {0x24, 0xbf0a8304u, 0xbf7f0000u}};  // s_cmp_lt_u32 s4, 3
+    for (const auto& s : splices) {
+        const uint64_t at = file_offset_of(clean, kernel + s.offset);
+        uint32_t v = 0;
+        std::memcpy(&v, bytes.data() + at, 4);
+        ASSERT_EQ(v, s.was) << "fixture layout changed at +" << hex(s.offset);
+        std::memcpy(bytes.data() + at, &s.word, 4);
+    }
+    const std::string object = dir.path() + "/orig.co";
+    write_bytes(object, bytes);
+
+    const auto conv = run_co2asm({object, "-o", dir.path() + "/out.s"});
+    ASSERT_EQ(conv.exit_code, 0) << conv.out << conv.err;
+    EXPECT_TRUE(contains(conv.out, "[co2asm] 3 word(s) of code not decoded by LLVM 22, in 1 region(s)"))
+        << conv.out;
+    EXPECT_TRUE(contains(conv.out,
+                         "4/4 checks pass; 3 word(s) not decoded by LLVM 22 are raw .long, "
+                         "not editable instructions\n"))
+        << conv.out;
+    EXPECT_TRUE(contains(conv.err, "co2asm: warning: 3 word(s) in kernel rdna4_kernel (.text " +
+                                       hex(kernel + 0x08) + "-" + hex(kernel + 0x28) +
+                                       ", 2 run(s)) not decoded by LLVM 22"))
+        << conv.err;
+    EXPECT_FALSE(contains(conv.out, "emitted as")) << conv.out;  // no fallback: the bytes come back
+
+    const std::string source = read_text(dir.path() + "/out.s");
+    const std::string comment = "  // not decoded by LLVM 22: raw word, not editable as an instruction\n";
+    size_t marked = 0;
+    for (size_t p = source.find(comment); p != std::string::npos; p = source.find(comment, p + 1)) ++marked;
+    EXPECT_EQ(marked, 3u) << source;
+    EXPECT_TRUE(contains(source, "\n\t.long 0xbfff0000" + comment + "\t.long 0xbf7f0000" + comment))
+        << source;
+    EXPECT_TRUE(contains(source, "// 3 word(s) of code were not decoded by LLVM 22")) << source;
+
+    ASSERT_EQ(run_shell(printed_reassemble_command(conv.out), dir.path()).exit_code, 0);
+    const auto check = run_co2asm({"--check", object, dir.path() + "/out.rebuilt.co"});
+    EXPECT_EQ(check.exit_code, 0) << check.out;
+    EXPECT_TRUE(
+        contains(check.out, "identical (7 instructions, 3 words LLVM 22 cannot decode, bytes identical)"))
+        << check.out;
+    EXPECT_EQ(read_bytes(object), read_bytes(dir.path() + "/out.rebuilt.co"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Gfx12, UndecodedWords, ::testing::Values("gfx1200", "gfx1250"));

@@ -11,6 +11,12 @@
 namespace co2asm {
 namespace {
 
+// objdump prints a word its decoder rejects as `.long 0x...` (`.short`/`.byte` for a tail); no
+// instruction mnemonic starts with a dot.
+bool is_undecoded(const std::string& text) {
+    return !text.empty() && text[0] == '.';
+}
+
 // `s_nop 0`, the filler LLVM's assembler uses for .p2align in code on gfx9-gfx12 (observed with
 // clang-22 for gfx90a, gfx950, gfx1100, gfx1200).
 constexpr uint32_t kSNop0 = 0xBF800000u;
@@ -130,6 +136,18 @@ public:
         r.raw_descriptors = raw_descriptors_;
         r.instructions = instructions_;
         r.raw_instruction_count = raw_instructions_;
+        r.undecoded = undecoded_;
+        for (const auto& u : undecoded_) r.undecoded_words += u.words;
+        if (r.undecoded_words != 0) {
+            // Said once at the top too, so a reader of the .s knows before meeting the first one.
+            const std::string note = fmt::format(
+                "// {} word(s) of code were not decoded by LLVM 22: `.long` lines marked \"not decoded\" "
+                "below, raw bytes, not editable as instructions.",
+                r.undecoded_words);
+            const size_t first_line_end = r.text.find('\n') + 1;
+            r.text.insert(first_line_end, note + "\n");
+            r.owners.insert(r.owners.begin() + 1, LineOwner{});
+        }
         return r;
     }
 
@@ -293,6 +311,7 @@ private:
                 items[i].size = next - items[i].address;
         }
         SectionSymbols ss = collect_symbols(s);
+        const auto functions = function_starts(s);
         std::set<uint64_t> boundaries = {s.addr + s.size};
         for (const auto& it : items) boundaries.insert(it.address);
         for (const auto& [addr, syms] : ss.starts) boundaries.insert(addr);
@@ -350,8 +369,22 @@ private:
             at_boundary(it.address);
             cursor = it.address + it.size;
             if (padding.count(it.address)) continue;
-            ++instructions_;
             LineOwner owner{LineOwner::Kind::Instruction, s.index, it.address, {}};
+            if (is_undecoded(*it.text)) {
+                note_undecoded(s, functions, it.address, it.size);
+                if (it.size % 4 == 0) {
+                    for (uint64_t o = 0; o < it.size; o += 4) {
+                        out_.line(
+                            fmt::format("\t.long {:#010x}  // {}",
+                                        load_u32(bytes.data + (it.address - s.addr) + o), kUndecodedComment),
+                            owner);
+                    }
+                } else {
+                    out_.line(fmt::format("\t{}  // {}", *it.text, kUndecodedComment), owner);
+                }
+                continue;
+            }
+            ++instructions_;
             const bool whole_words = it.size % 4 == 0;
             if (plan_.raw_instructions.count({s.index, it.address}) != 0 && whole_words) {
                 ++raw_instructions_;
@@ -370,6 +403,43 @@ private:
         for (auto& [addr, lines] : ss.ends) {
             for (const auto& l : lines) out_.line(l);
         }
+    }
+
+    // Kernel code symbols and functions of a code section: start address -> (name, is a kernel).
+    std::map<uint64_t, std::pair<std::string, bool>> function_starts(const ElfSection& s) const {
+        std::map<uint64_t, std::pair<std::string, bool>> f;
+        for (const auto& sym : co_.elf.symbols()) {
+            if (sym.shndx == s.index && sym.type == kSttFunc && !sym.name.empty() && s.contains(sym.value, 0))
+                f.emplace(sym.value, std::make_pair(sym.name, false));
+        }
+        for (const auto& k : co_.kernels) {
+            if (k.has_code_symbol && s.contains(k.entry_address, 0))
+                f[k.entry_address] = std::make_pair(k.name, true);
+        }
+        return f;
+    }
+
+    // Adds an undecoded item to the last region when it is in the same section and function.
+    void note_undecoded(const ElfSection& s,
+                        const std::map<uint64_t, std::pair<std::string, bool>>& functions, uint64_t address,
+                        uint64_t size) {
+        std::string function;
+        bool kernel = false;
+        if (auto f = functions.upper_bound(address); f != functions.begin()) {
+            --f;
+            function = f->second.first;
+            kernel = f->second.second;
+        }
+        const size_t words = (size + 3) / 4;
+        if (!undecoded_.empty() && undecoded_.back().section == s.name &&
+            undecoded_.back().function == function) {
+            UndecodedRegion& r = undecoded_.back();
+            r.runs += address != r.end;
+            r.end = address + size;
+            r.words += words;
+            return;
+        }
+        undecoded_.push_back({s.name, function, kernel, address, address + size, words, 1});
     }
 
     void render_data_section(const ElfSection& s) {
@@ -483,10 +553,13 @@ private:
     std::map<std::string, std::string> raw_descriptors_;
     size_t instructions_ = 0;
     size_t raw_instructions_ = 0;
+    std::vector<UndecodedRegion> undecoded_;
     unsigned end_labels_ = 0;
 };
 
 }  // namespace
+
+const char* const kUndecodedComment = "not decoded by LLVM 22: raw word, not editable as an instruction";
 
 RenderedAssembly render_assembly(const RenderInput& input, const RenderPlan& plan) {
     return Renderer(input, plan).run();

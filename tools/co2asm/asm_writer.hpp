@@ -2,7 +2,8 @@
 // sections from objdump's instruction text (at their exact addresses, alignment padding turned
 // back into .p2align), kernel descriptors as fixed-up `.amdhsa_kernel` blocks, other data as
 // bytes, symbols with their binding/type/visibility/size, and the metadata YAML. Any instruction
-// or descriptor the plan marks raw is emitted as bytes instead (the self-verification fallback).
+// or descriptor the plan marks raw is emitted as bytes instead (the self-verification fallback);
+// a word objdump could not decode is emitted as `.long` with a comment saying so.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +40,30 @@ struct RenderInput {
     std::string source_label;  // shown in the header comment
 };
 
+// Words objdump printed as `.long 0x...` because LLVM 22's disassembler rejects them (seen on
+// gfx1250 code objects), per section and function: they reassemble to the same bytes, but the .s
+// holds no instruction text for them.
+struct UndecodedRegion {
+    std::string section;
+    std::string function;  // the kernel or function symbol at or before the words; empty if none
+    bool kernel = false;   // `function` is a kernel's code symbol
+    uint64_t begin = 0;    // address of the first word
+    uint64_t end = 0;      // one past the last byte of the last word
+    size_t words = 0;
+    size_t runs = 0;  // maximal runs of consecutive undecoded words
+};
+
+// The comment on each undecoded word's `.long` line.
+extern const char* const kUndecodedComment;
+
 struct RenderedAssembly {
     std::string text;
     std::vector<LineOwner> owners;                       // owners[i] is line i + 1
     std::map<std::string, std::string> raw_descriptors;  // kernels emitted as bytes, with the reason
-    size_t instructions = 0;
+    size_t instructions = 0;  // decoded instructions (undecoded words not included)
     size_t raw_instruction_count = 0;
+    std::vector<UndecodedRegion> undecoded;  // in section, then address order
+    size_t undecoded_words = 0;
 };
 
 RenderedAssembly render_assembly(const RenderInput& input, const RenderPlan& plan);

@@ -216,6 +216,14 @@ ConvertResult convert_code_object(const ConvertOptions& options) {
     result.raw_descriptors = rendered.raw_descriptors;
     result.instructions = rendered.instructions;
     result.raw_instructions = rendered.raw_instruction_count;
+    result.undecoded = rendered.undecoded;
+    result.undecoded_words = rendered.undecoded_words;
+    if (result.undecoded_words != 0) {
+        // The checks compare bytes, so they pass over these words; say what they do not cover.
+        result.verification_detail +=
+            fmt::format("; {} word(s) not decoded by LLVM 22 are raw .long, not editable instructions",
+                        result.undecoded_words);
+    }
     write_file_atomically(result.output, rendered.text);
     return result;
 }

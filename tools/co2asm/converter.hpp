@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "asm_writer.hpp"
+
 namespace co2asm {
 
 struct ConvertOptions {
@@ -33,6 +35,8 @@ struct ConvertResult {
     std::map<std::string, std::string> raw_descriptors;  // kernel -> why it is emitted as bytes
     size_t instructions = 0;
     size_t raw_instructions = 0;
+    std::vector<UndecodedRegion> undecoded;  // words LLVM 22 could not decode, kept as raw `.long`
+    size_t undecoded_words = 0;
     std::vector<std::string> warnings;
 };
 

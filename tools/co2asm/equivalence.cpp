@@ -161,8 +161,15 @@ CheckResult check_code(const CodeObject& a, const CodeObject& b, const LlvmTools
         return r;
     }
     size_t insn_lines = 0;
-    for (const auto& l : lines_a) insn_lines += !l.empty() && l[0] == '\t';
+    size_t undecoded_lines = 0;  // objdump's `.long 0x...` for words LLVM 22 cannot decode
+    for (const auto& l : lines_a) {
+        const bool line_of_code = !l.empty() && l[0] == '\t';
+        const bool undecoded = line_of_code && l.size() > 1 && l[1] == '.';
+        insn_lines += line_of_code && !undecoded;
+        undecoded_lines += undecoded;
+    }
     r.detail = fmt::format("identical ({} instructions", insn_lines);
+    if (undecoded_lines != 0) r.detail += fmt::format(", {} words LLVM 22 cannot decode", undecoded_lines);
     if (total.dont_care_bits == 0) {
         r.detail += ", bytes identical)";
     } else {

@@ -59,6 +59,20 @@ int run_convert(const co2asm::ConvertOptions& options) {
     for (const auto& [kernel, why] : r.raw_descriptors) {
         fmt::print("[co2asm] kernel descriptor of {} emitted as data: {}\n", kernel, why);
     }
+    for (const auto& u : r.undecoded) {
+        // One line per section and function, on stderr beside the other warnings.
+        fmt::print(stderr,
+                   "co2asm: warning: {} word(s) in {}{} ({} {:#x}-{:#x}, {} run(s)) not decoded by LLVM 22: "
+                   "kept as raw .long lines marked 'not decoded', not editable as instructions\n",
+                   u.words, u.function.empty() ? "no function" : (u.kernel ? "kernel " : "function "),
+                   u.function, u.section, u.begin, u.end, u.runs);
+    }
+    if (r.undecoded_words != 0) {
+        fmt::print(
+            "[co2asm] {} word(s) of code not decoded by LLVM 22, in {} region(s): raw .long lines "
+            "(reassemble to the same bytes, not editable as instructions; regions on stderr)\n",
+            r.undecoded_words, r.undecoded.size());
+    }
     if (r.raw_instructions != 0) {
         fmt::print(
             "[co2asm] {} of {} instructions emitted as .long (their text does not reassemble to the same "
