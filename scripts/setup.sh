@@ -8,8 +8,10 @@ DEBS=(
   cmake ninja-build g++ pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev googletest
   llvm-22 clang-22 lld-22          # co2asm and its fixtures (clang-22 links with lld-22)
+  clang-format-14                  # scripts/format_check.sh
   libamdhip64-dev                  # HIP backend: host headers + libamdhip64 (no AMD GPU here)
   python3-numpy                    # tests write/read .npy cross-checks
+  python3-pip                      # the pinned PyPI wheels below
 )
 
 missing=()
@@ -31,4 +33,18 @@ for spec in "${PIP_PKGS[@]}"; do
   have=$($py -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}') || true
   [ "$have" = "$ver" ] || $py -m pip install -q "$spec"
 done
+# nvcc: a machine with only the NVIDIA driver gets NVIDIA's pinned CUDA 13.0 compiler wheels in a
+# prefix of their own (scripts/cuda_wheels.sh); build.sh points CMake at that nvcc.
+source "$(dirname "$0")/cuda_wheels.sh"
+if ! f4gemm_system_nvcc >/dev/null; then
+  stamp="$F4GEMM_CUDA_WHEELS_DIR/.f4gemm-wheels"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "${F4GEMM_CUDA_WHEELS[*]}" ] || ! [ -x "$F4GEMM_WHEEL_NVCC" ]; then
+    # --no-deps: each wheel the compiler needs is listed and pinned; --target keeps them out of
+    # Python's site-packages (and out of PEP 668's way); --upgrade replaces an older pin's files.
+    $py -m pip install -q --root-user-action=ignore --no-deps --no-compile --upgrade --target "$F4GEMM_CUDA_WHEELS_DIR" \
+      "${F4GEMM_CUDA_WHEELS[@]}"
+    echo "${F4GEMM_CUDA_WHEELS[*]}" >"$stamp"
+  fi
+  "$F4GEMM_WHEEL_NVCC" --version | grep release | sed 's/^/[setup] nvcc from PyPI wheels: /'
+fi
 echo "[setup] dependencies present"
