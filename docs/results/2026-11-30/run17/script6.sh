@@ -1,5 +1,0 @@
-set -u
-bash scripts/device_check.sh none 2>&1 | head -1
-echo "== tune grid (M 32..512 x the issue's four N x K), full manifest"
-build/cli/f4gemm tune  --shape 32x8192x8192 --shape 32x16384x16384 --shape 32x28672x8192 --shape 32x8192x28672 --shape 64x8192x8192 --shape 64x16384x16384 --shape 64x28672x8192 --shape 64x8192x28672 --shape 96x8192x8192 --shape 96x16384x16384 --shape 96x28672x8192 --shape 96x8192x28672 --shape 128x8192x8192 --shape 128x16384x16384 --shape 128x28672x8192 --shape 128x8192x28672 --shape 192x8192x8192 --shape 192x16384x16384 --shape 192x28672x8192 --shape 192x8192x28672 --shape 256x8192x8192 --shape 256x16384x16384 --shape 256x28672x8192 --shape 256x8192x28672 --shape 384x8192x8192 --shape 384x16384x16384 --shape 384x28672x8192 --shape 384x8192x28672 --shape 512x8192x8192 --shape 512x16384x16384 --shape 512x28672x8192 --shape 512x8192x28672 --no-verify --reps 5 --iters 20 --out $OUT/tune_grid.csv > $OUT/tune_grid.log 2>&1; echo rc=$?
-grep best $OUT/tune_grid.log | sed 's/\[f4gemm\] //'
