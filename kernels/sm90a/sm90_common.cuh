@@ -26,6 +26,29 @@
         asm volatile("trap;");   \
     } while (0)
 
+#define F4GEMM_CAT2(a, b) a##b
+#define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
+
+// A kernel's manifest row, as far as the kernel itself decides it: dynamic shared memory bytes, threads per
+// block, tile_M x tile_N, whether it takes split-K, its abi and its B layout, exported as constants that the
+// PTX spells `.global .align 4 .u32 <knl_name>_<field> = <n>;`. The build reads them from the .ptx to write
+// the manifest (kernels/sm90a/manifest.cmake), so each is computed once, in the kernel source, and never
+// restated in CMake; the selection policy's fields (priority, max_m) come from kernels/sm90a/kernels.json.
+// Not read at run time. Codes: abi 0 sm90v1, 1 sm90pp1, 2 sm90pa1; b_layout 0 plain, 1 frag16s (the W body).
+#define F4GEMM_ABI_SM90V1 0
+#define F4GEMM_ABI_SM90PP1 1
+#define F4GEMM_ABI_SM90PA1 2
+#define F4GEMM_B_PLAIN 0
+#define F4GEMM_B_FRAG16S 1
+#define F4GEMM_EXPORT_ROW(knl_name, smem_bytes, threads, tile_m, tile_n, split_k, abi, b_layout)     \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _smem_bytes) = (unsigned)(smem_bytes); \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _threads) = (unsigned)(threads);       \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_m) = (unsigned)(tile_m);         \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_n) = (unsigned)(tile_n);         \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _split_k) = (unsigned)(split_k);       \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _abi) = (unsigned)(abi);               \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _b_layout) = (unsigned)(b_layout)
+
 namespace f4gemm {
 namespace sm90 {
 
@@ -34,9 +57,10 @@ namespace sm90 {
 // ---------------------------------------------------------------------------------------------
 struct Problem {
     const uint8_t* A;        // (Mpad, K/2) fp4x2, row-major, element 2i in the low nibble
-    const uint8_t* B;        // (Npad, K/2) fp4x2, row-major
+    const uint8_t* B;        // shipped kernels: the W body (weight.h), frag16s (Npad/16 groups of
+                             // frag16s_group_bytes(K)); ladder kernels: (Npad, K/2) fp4x2, row-major
     const uint8_t* sA;       // (Mpad, K/32) e8m0, row-major
-    const uint8_t* sB;       // (Npad, K/32) e8m0, row-major
+    const uint8_t* sB;       // ladder kernels only: (Npad, K/32) e8m0, row-major; null for the shipped ones
     const __nv_bfloat16* C;  // (M, N) bf16, row stride ldc elements; null when beta == 0
     __nv_bfloat16* D;        // (M, N) bf16, row stride ldd elements
     float* ws;               // fp32 partials [splits][Mr][Nr] then uint32 counters [tiles_m*tiles_n]
@@ -144,24 +168,26 @@ __device__ __forceinline__ void store_value(const Problem& p, const SplitGeometr
     }
 }
 
-// Two horizontally adjacent values (n even, N % 16 == 0 so n < N implies n + 1 < N).
+// Two horizontally adjacent values (n even). N need not be even: the W format pads B's rows itself, so the
+// driver no longer has to hold N to a multiple of 16, and column n + 1 is stored only when it is < N.
 __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry& g, int m, int n, float v0,
                                            float v1, bool pair_ok) {
     if (p.splits > 1) {
         *reinterpret_cast<float2*>(partial_ptr(p, g, blockIdx.z, m, n)) = make_float2(v0, v1);
     } else if (m < p.M && n < p.N) {
+        const bool two = n + 1 < p.N;
         float o0 = p.alpha * v0, o1 = p.alpha * v1;
         const long base_c = (long)m * p.ldc + n;
         if (p.C != nullptr) {
             o0 += p.beta * __bfloat162float(p.C[base_c]);
-            o1 += p.beta * __bfloat162float(p.C[base_c + 1]);
+            if (two) o1 += p.beta * __bfloat162float(p.C[base_c + 1]);
         }
         __nv_bfloat16* d = p.D + (long)m * p.ldd + n;
-        if (pair_ok) {
+        if (pair_ok && two) {
             *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(o0, o1);
         } else {
             d[0] = __float2bfloat16_rn(o0);
-            d[1] = __float2bfloat16_rn(o1);
+            if (two) d[1] = __float2bfloat16_rn(o1);
         }
     }
 }
@@ -206,14 +232,23 @@ __device__ __forceinline__ void splitk_finish(const Problem& p, const SplitGeome
 // Computes the (tile_m x tile_n) tile at (m0, n0) in 64x64 sub-tiles with NT threads.
 // Shared memory: 2 * 64 * 33 floats + 2 * 64 doubles = 17920 bytes.
 // ---------------------------------------------------------------------------------------------
+// Byte offset in the W body of chunk (row / 16, kb / 4): the (16-row group, 128-K chunk) holding block kb of
+// B row `row` (include/f4gemm/frag16s.h: G * frag16s_group_bytes(K) + 64 + 1088 c).
+__device__ __forceinline__ long frag16s_chunk_offset(const Problem& p, int row, int kb) {
+    return (long)(row / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + F4GEMM_FRAG16S_HEAD +
+           (long)(kb / 4) * F4GEMM_FRAG16S_CHUNK;
+}
+
 constexpr int kExactSub = 64;
 constexpr int kExactSmemBytes = 2 * kExactSub * 33 * 4 + 2 * kExactSub * 8;
 
-// kBLayout: how B is stored. kExactBPlain; kExactBBitplane (decode kernels with R_BITPLANE: words are
-// converted back); kExactBFrag16S (the dec kernels: bit-plane words in 16-row fragment chunks of 1088
-// bytes, include/f4gemm/layout.hpp frag16_word_index, the group's 64 scale bytes after each, a 64-byte
-// header per group; include/f4gemm/frag16s.h). Scales always come from p.sB (plain).
-constexpr int kExactBPlain = 0, kExactBBitplane = 1, kExactBFrag16S = 3;
+// kBLayout: how B is stored. kExactBPlain (the ladder kernels: plain B and plain scales p.sB);
+// kExactBFrag16S (every shipped kernel: B is the body of the packed weight W, include/f4gemm/weight.h:
+// bit-plane words in 16-row fragment chunks of 1088 bytes, include/f4gemm/layout.hpp frag16_word_index,
+// each followed by its 16 rows' 4 scale bytes, a 64-byte header per group; include/f4gemm/frag16s.h).
+// With kExactBFrag16S B's scales come from the chunks and p.sB is never read (the driver passes 0): the
+// W body is round_up(N, 256) rows by p.K (its padded K) columns, padding rows carry scale 0x7F.
+constexpr int kExactBPlain = 0, kExactBFrag16S = 3;
 template <int NT, int kBLayout = kExactBPlain>
 __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int n0, int tile_m, int tile_n,
                            int kb0, int kb1, uint8_t* smem, int tid) {
@@ -248,18 +283,15 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                             // (16-row group, 128-K chunk) of 1024 bytes + 64 scale bytes, after the
                             // group's 64-byte header; rows g / g+8 halves; block kb % 4 at 128 * (kb % 4)
                             // of the half; lane g*4+w's word in it
-                            constexpr long kChunk = F4GEMM_FRAG16S_CHUNK, kHead = F4GEMM_FRAG16S_HEAD;
-                            const long grp = (long)f4gemm::frag16s_group_bytes(p.K);
-                            const long off = is_b ? (long)(row / 16) * grp + kHead + (kb / 4) * kChunk +
-                                                        ((row % 16) / 8) * 512 + (kb % 4) * 128 +
-                                                        ((row % 8) * 4 + w) * 4
-                                                  : (long)row * p.lda + kb * 16 + w * 4;
+                            const long off = is_b
+                                                 ? frag16s_chunk_offset(p, row, kb) + ((row % 16) / 8) * 512 +
+                                                       (kb % 4) * 128 + ((row % 8) * 4 + w) * 4
+                                                 : (long)row * p.lda + kb * 16 + w * 4;
                             x = *reinterpret_cast<const uint32_t*>((is_b ? p.B : p.A) + off);
                             if (is_b) x = f4gemm::bitplane_word_inverse(x);
                         } else {
                             const uint8_t* src = is_b ? p.B + (long)row * p.ldb : p.A + (long)row * p.lda;
                             x = *reinterpret_cast<const uint32_t*>(src + kb * 16 + w * 4);
-                            if (kBLayout == kExactBBitplane && is_b) x = f4gemm::bitplane_word_inverse(x);
                         }
                     }
                     float* dst = (is_b ? b_val : a_val) + r * 33 + w * 8;
@@ -272,7 +304,14 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                     const int row = (is_b ? n0 + sn : m0 + sm) + r;
                     const int rows = is_b ? rows_b : rows_a;
                     uint32_t e = 127;
-                    if (row < rows) e = is_b ? p.sB[(long)row * p.ldsb + kb] : p.sA[(long)row * p.ldsa + kb];
+                    if (row < rows) {
+                        if constexpr (kBLayout == kExactBFrag16S) {  // B: byte 1024 + 4r + j of the chunk
+                            e = is_b ? p.B[frag16s_chunk_offset(p, row, kb) + 1024 + 4 * (row % 16) + kb % 4]
+                                     : p.sA[(long)row * p.ldsa + kb];
+                        } else {
+                            e = is_b ? p.sB[(long)row * p.ldsb + kb] : p.sA[(long)row * p.ldsa + kb];
+                        }
+                    }
                     (is_b ? b_sc : a_sc)[r] = e8m0_to_double(e);
                 }
                 __syncthreads();

@@ -1,13 +1,14 @@
 // Decode sm_90a MXFP4 x MXFP4 -> bf16 GEMM for small M (the `dec` family). The weight rows (N) are the
 // M side of mma.sync.m16n8k16 (f16 in, fp32 accumulate), the activation rows (up to 16 per CTA row) the
 // N side; the CTA's warps split K.
-//   - B in the frag16s layout (include/f4gemm/layout.hpp): per (16-row group, 128-K chunk) 1024 bytes of
-//     bit-plane words, block-major inside each half, then the group's 64 scale bytes of the chunk. Each
-//     warp keeps a ring of STAGES chunk slots in shared memory, filled by one lane with 1D bulk copies
-//     (1088 bytes per 16-row group, mbarrier transaction count): STAGES - 1 chunks in flight per warp
-//     without holding registers. Each group's header of row summaries replaces a scan of the weights'
-//     scales; the plain B scales (sB) are read only by the exact path. Per scale block a lane
-//     reads one conflict-free 4-byte word per row pair; two masks and a shift give the e5m2 bytes of
+//   - B is the packed weight W (include/f4gemm/weight.h), frag16s (include/f4gemm/layout.hpp): per (16-row
+//     group, 128-K chunk) 1024 bytes of bit-plane words, block-major inside each half, then the group's 64
+//     scale bytes of the chunk. Each warp keeps a ring of STAGES chunk slots in shared memory, filled by one
+//     lane with 1D bulk copies (1088 bytes per 16-row group, mbarrier transaction count): STAGES - 1 chunks
+//     in flight per warp without holding registers. Each group's header of row summaries replaces a scan of
+//     the weights' scales; no path reads plain B scales (p.sB), the exact one included. K is W's padded K
+//     (any multiple of 256), N the real N (rows N .. Np-1 of W exist and are never stored). Per scale block a
+//     lane reads one conflict-free 4-byte word per row pair; two masks and a shift give the e5m2 bytes of
 //     e2m1 * 2^-14, a byte permute the f16 (an e5m2 byte is the high byte of the f16 of its value).
 //     sm_90 has no FP8 mma.sync (ptxas lowers it to the same unpacks + HMMA), so the kernel feeds f16.
 //   - B's block scale is applied in the promotion: one FFMA per output per block with 2^(e - refB), one
@@ -23,7 +24,7 @@
 //   - The warps' fp32 partials are summed in shared memory in warp order (deterministic); the epilogue
 //     applies 2^(refA + refB), NaN rows and columns, alpha, beta * C.
 //   - A rows whose scales span more than the FP8 window send the whole CTA to exact_tile, like B above.
-// One source, many cubins (kernels/sm90a/CMakeLists.txt); docs/KERNELS_SM90.md "dec".
+// One source, many cubins (configs in kernels/sm90a/kernels.json); docs/KERNELS_SM90.md "dec".
 #include "f4gemm/frag16s.h"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
@@ -85,14 +86,7 @@ constexpr int kUnionBytes = kRingBytes > kUnion0 ? kRingBytes : kUnion0;  // rin
 constexpr int kSmemBytes = kUnionBytes + 8 * (TILE_M + TILE_N) + 32;     // + per-row words + CTA words
 static_assert(kWarps >= 8, "exact_tile needs 256 threads");
 static_assert(kStages >= 2, "ring depth");
-#ifdef F4GEMM_THREADS
-static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt threads disagree");
-#endif
-#ifdef F4GEMM_SMEM_BYTES
-static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem disagrees");
-#else
-static_assert(kSmemBytes > 0, "");
-#endif
+static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 
 // D(16x8, fp32) = A(16x16, f16, row) * B(16x8, f16, col) + C.
 __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
@@ -237,6 +231,10 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
 }
 
 }  // namespace
+
+// No split-K (the CTA's warps split K among themselves); B from W.
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, 0, F4GEMM_ABI_SM90V1,
+                  F4GEMM_B_FRAG16S);
 
 extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {

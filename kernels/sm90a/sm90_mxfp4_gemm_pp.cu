@@ -3,7 +3,9 @@
 //   <name>_prepass  every row of A and B once: e2m1 -> e5m2 with the E8M0 block scale folded into the
 //                   exponent (relative to the row's reference exponent), written to the workspace in
 //                   exactly the shared-memory image the GEMM's wgmma reads (tile-major, 128-byte rows,
-//                   128B swizzle), plus one word per row: reference exponent, NaN and wide flags.
+//                   128B swizzle), plus one word per row: reference exponent, NaN and wide flags. A is
+//                   plain with its plain scales; B is the packed weight W (frag16s, weight.h), its scales in
+//                   the chunks and its row summaries in the group headers.
 //   <name>          warp-specialised FP8 wgmma GEMM: one thread issues two 1D bulk copies (TMA engine,
 //                   no tensor map) per 128-K stage into a shared-memory ring; both wgmma operands come
 //                   from shared memory; one fresh accumulator per 32-element scale block, promoted into
@@ -48,8 +50,6 @@
 #define F4GEMM_SPAN 1
 #endif
 
-#define F4GEMM_CAT2(a, b) a##b
-#define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
 #define F4GEMM_PREPASS_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)
 
 namespace {
@@ -99,12 +99,6 @@ constexpr int kSmemBytes = kOffRows + 4 * (BLOCK_M + BLOCK_N) + 1024;
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
-#ifdef F4GEMM_SMEM_BYTES
-static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem formula disagrees with the kernel");
-#endif
-#ifdef F4GEMM_THREADS
-static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt thread count disagrees with the kernel");
-#endif
 
 // Workspace view (docs/ABI_SM90.md, "sm90pp1"): Mr = tiles_m * BLOCK_M, Nr = tiles_n * BLOCK_N;
 //   A8   (Mr/BLOCK_M, K/128, BLOCK_M, 128) e5m2 at byte 0
@@ -131,48 +125,105 @@ __device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, 
 using WgmmaSS = WgmmaE5m2SS<BLOCK_N>;
 static_assert(WgmmaSS::kRegs == kAccRegs, "accumulator fragment size");
 
-constexpr int kPrepassThreads = 256;  // one warp per row
+constexpr int kPrepassThreads = 256;  // one warp per row of A, one warp per (16-row group, chunk subset) of B
+constexpr int kBChunkWarps = 16;      // B: the 16 warps of a 16-row group split its 128-K chunks
 }  // namespace
 
+// No split-K (the pre-pass image covers the whole K); B from W.
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PP1,
+                  F4GEMM_B_FRAG16S);
+
 // =============================================================================================
-// Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory. Warp w converts
-// row w (A rows first, then B rows). Padded rows (M <= m < Mr) are real allocated rows (zero data,
-// scale 0x7F) and are converted like the others.
+// Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory; warp w of the grid is
+// item w of the sequence A rows 0 .. Mr-1, then B items 0 .. Nr-1 (docs/ABI_SM90.md). Padded rows
+// (M <= m < Mr, N <= n < Nr) are real allocated rows (zero data, scale 0x7F) and are converted like the
+// others: A's by the host's padding, B's by W's (Nr <= Np since every tile divides 256).
 // =============================================================================================
 extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     F4GEMM_PREPASS_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
-    const int row_all = blockIdx.x * (kPrepassThreads / 32) + threadIdx.x / 32;
+    const int item = blockIdx.x * (kPrepassThreads / 32) + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    if (row_all >= g.Mr + g.Nr) return;
-    const bool is_b = row_all >= g.Mr;
-    const int row = is_b ? row_all - g.Mr : row_all;
-    const int tile_rows = is_b ? BLOCK_N : BLOCK_M;
-    const uint8_t* src = is_b ? p.B + (size_t)row * p.ldb : p.A + (size_t)row * p.lda;
-    const uint8_t* sc = is_b ? p.sB + (size_t)row * p.ldsb : p.sA + (size_t)row * p.ldsa;
+    if (item >= g.Mr + g.Nr) return;
     const Workspace w = workspace_view(args, g, p.K);
-    const int t = row / tile_rows, r = row % tile_rows;
-    uint8_t* tile = (is_b ? w.b8 : w.a8) + (size_t)t * tile_rows * p.K;
-    const int units = p.K / 16;
 
-    const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
-    if (lane == 0) (is_b ? w.rows_b : w.rows_a)[row] = row_word(rr);
-
-    // 16 elements (8 bytes of fp4, one scale block half) per lane and iteration -> one 16-byte chunk.
-    for (int u = lane; u < units; u += 32) {
-        const uint2 x = __ldg(reinterpret_cast<const uint2*>(src) + u);
-        const uint32_t e = __ldg(sc + u / 2);
-        uint4 o = make_uint4(0u, 0u, 0u, 0u);  // NaN blocks: zeros (the epilogue writes NaN for the row)
-        if (e != 0xFFu) {
-            uint32_t lut_lo, lut_hi;
-            make_lut((int)e - rr.ref, lut_lo, lut_hi);
-            cvt8(x.x, lut_lo, lut_hi, o.x, o.y);  // elements 0..3, 4..7: natural k order
-            cvt8(x.y, lut_lo, lut_hi, o.z, o.w);
+    if (item < g.Mr) {
+        // A row `item`: scan its scales, then 16 elements (8 bytes of fp4, one scale block half) per lane and
+        // iteration -> one 16-byte chunk of the image.
+        const int row = item, t = row / BLOCK_M, r = row % BLOCK_M;
+        const uint8_t* src = p.A + (size_t)row * p.lda;
+        const uint8_t* sc = p.sA + (size_t)row * p.ldsa;
+        uint8_t* tile = w.a8 + (size_t)t * BLOCK_M * p.K;
+        const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
+        if (lane == 0) w.rows_a[row] = row_word(rr);
+        for (int u = lane; u < p.K / 16; u += 32) {
+            const uint2 x = __ldg(reinterpret_cast<const uint2*>(src) + u);
+            const uint32_t e = __ldg(sc + u / 2);
+            uint4 o = make_uint4(0u, 0u, 0u, 0u);  // NaN blocks: zeros (the epilogue writes NaN for the row)
+            if (e != 0xFFu) {
+                uint32_t lut_lo, lut_hi;
+                make_lut((int)e - rr.ref, lut_lo, lut_hi);
+                cvt8(x.x, lut_lo, lut_hi, o.x, o.y);  // elements 0..3, 4..7: natural k order
+                cvt8(x.y, lut_lo, lut_hi, o.z, o.w);
+            }
+            const int kc = u / 8, c = u % 8;
+            *reinterpret_cast<uint4*>(tile + ((size_t)kc * BLOCK_M + r) * 128 + ((c ^ (r & 7)) << 4)) = o;
         }
-        const int kc = u / 8, c = u % 8;
-        *reinterpret_cast<uint4*>(tile + ((size_t)kc * tile_rows + r) * 128 + ((c ^ (r & 7)) << 4)) = o;
+        return;
+    }
+
+    // B item n: warp `part` = n % 16 of the 16-row group G = n / 16 of W converts the group's chunks
+    // c = part, part + 16, ... (a warp per row would read 16-byte pieces 128 bytes apart, one half-used
+    // sector each). Per chunk the warp reads the 1024 data bytes whole, 16 contiguous bytes per lane and
+    // load: piece q = lane (+ 32) is block j = lane / 8 of row gg = lane % 8 (+ 8) (frag16s: word
+    // h*128 + j*32 + g*4 + t), i.e. one whole scale block; its scale is byte 1024 + 4 * row + j of the chunk.
+    // The 16 rows' 128-byte image rows of that 128-K slab are contiguous (16 | BLOCK_N), so the warp's
+    // stores cover 2048 contiguous bytes per chunk.
+    const int n = item - g.Mr, G = n / 16, part = n % 16;
+    const int gg = lane % 8, j = lane / 8;
+    const uint8_t* grp = p.B + (size_t)G * f4gemm::frag16s_group_bytes(p.K);
+    // Row words from the group header: the summary over the row's real blocks (W's padding blocks and rows
+    // leave it as the scan over the padded row would find it), read by frag16s_row_ref with the scan's rule
+    // (finish_row), so the word is the one the plain pre-pass wrote.
+    const auto row_ref_of = [&](int r16) {
+        const f4gemm::Frag16sRowRef f =
+            f4gemm::frag16s_row_ref(__ldg(reinterpret_cast<const uint32_t*>(grp) + r16), kWindow);
+        RowRef rr;
+        rr.ref = f.ref;
+        rr.nan = f.nan;
+        rr.wide = f.wide;
+        return rr;
+    };
+    if (lane == 0) w.rows_b[n] = row_word(row_ref_of(part));
+    const int ref0 = row_ref_of(gg).ref, ref1 = row_ref_of(gg + 8).ref;
+    const int t = (16 * G) / BLOCK_N, r0 = (16 * G) % BLOCK_N + gg, r1 = r0 + 8;  // image rows; r % 8 = gg
+    uint8_t* tile = w.b8 + (size_t)t * BLOCK_N * p.K;
+    const int nch = p.K / 128;
+    for (int c = part; c < nch; c += kBChunkWarps) {
+        const uint8_t* chunk = grp + F4GEMM_FRAG16S_HEAD + (size_t)c * F4GEMM_FRAG16S_CHUNK;
+        const uint4 x[2] = {__ldg(reinterpret_cast<const uint4*>(chunk) + lane),
+                            __ldg(reinterpret_cast<const uint4*>(chunk) + 32 + lane)};
+        const uint32_t e[2] = {__ldg(chunk + 1024 + 4 * gg + j), __ldg(chunk + 1024 + 4 * (gg + 8) + j)};
+        const int ref[2] = {ref0, ref1}, r[2] = {r0, r1};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            // words 0, 1 of the block (elements 0..15) -> 16-byte chunk 2j, words 2, 3 -> 2j + 1; NaN blocks:
+            // zeros (the epilogue writes NaN for the column)
+            uint4 o0 = make_uint4(0u, 0u, 0u, 0u), o1 = make_uint4(0u, 0u, 0u, 0u);
+            if (e[h] != 0xFFu) {
+                uint32_t lut_lo, lut_hi;
+                make_lut((int)e[h] - ref[h], lut_lo, lut_hi);
+                cvt8_bitplane(x[h].x, lut_lo, lut_hi, o0.x, o0.y);  // natural k order, as for A
+                cvt8_bitplane(x[h].y, lut_lo, lut_hi, o0.z, o0.w);
+                cvt8_bitplane(x[h].z, lut_lo, lut_hi, o1.x, o1.y);
+                cvt8_bitplane(x[h].w, lut_lo, lut_hi, o1.z, o1.w);
+            }
+            uint8_t* dst = tile + ((size_t)c * BLOCK_N + r[h]) * 128;
+            *reinterpret_cast<uint4*>(dst + (((2 * j) ^ gg) << 4)) = o0;
+            *reinterpret_cast<uint4*>(dst + (((2 * j + 1) ^ gg) << 4)) = o1;
+        }
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
@@ -220,9 +271,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         s_rows[i] = v;
         wide |= (v & kRowWide) != 0;
     }
-    // Exact path for tiles with a row whose scales do not fold into e5m2 (> 26 binades).
+    // Exact path for tiles with a row whose scales do not fold into e5m2 (> 26 binades): A plain, B from W.
     if (__syncthreads_or(wide)) {
-        exact_tile<kThreads>(p, geo, m0, n0, BLOCK_M, BLOCK_N, 0, p.K / 32, smem, tid);
+        exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, BLOCK_M, BLOCK_N, 0, p.K / 32, smem, tid);
         return;
     }
 

@@ -1,7 +1,8 @@
 // Rung 1 of the sm_90a ladder: the first simple correct MXFP4 x MXFP4 -> bf16 kernel, on CUDA cores.
 // One 64x64 output tile per CTA of 256 threads; exact fp32 sums inside each 32-element scale block,
 // fp64 across blocks; alpha/beta/C, M/N edges, NaN scales and fp32 split-K through the workspace.
-// Kept forever as the reference rung: it shares exact_tile() with the wgmma kernels' fallback.
+// Kept forever as the reference rung of the dev ladder (plain B and scales, kernels/sm90a/kernels.json): it
+// shares exact_tile() with the wgmma kernels' fallback.
 #include "sm90_common.cuh"
 
 #ifndef F4GEMM_KNL_NAME
@@ -14,10 +15,11 @@ constexpr int kTileM = 64;
 constexpr int kTileN = 64;
 static_assert(kTileM == f4gemm::sm90::kExactSub && kTileN == f4gemm::sm90::kExactSub,
               "rung 1 computes exactly one exact_tile sub-tile per CTA");
-#ifdef F4GEMM_SMEM_BYTES
-static_assert(F4GEMM_SMEM_BYTES == f4gemm::sm90::kExactSmemBytes, "CMakeLists.txt smem disagrees");
-#endif
 }  // namespace
+
+// Plain B and its plain scales (the dev ladder's reference rung; the shipped kernels read W), any split-K.
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, f4gemm::sm90::kExactSmemBytes, kThreads, kTileM, kTileN, 1,
+                  F4GEMM_ABI_SM90V1, F4GEMM_B_PLAIN);
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {

@@ -1,8 +1,11 @@
-// Production sm_90a MXFP4 x MXFP4 -> bf16 GEMM: warp-specialised, 16-byte cp.async copies into a
-// shared-memory ring, e2m1 -> e5m2 conversion with the E8M0 block scale folded into the exponent, FP8
+// sm_90a MXFP4 x MXFP4 -> bf16 GEMM for small and mid M, B on the wgmma M side (R = B, S = A: N fills the
+// 64-row wgmma M, the few activation rows are the wgmma N): warp-specialised, a shared-memory ring, A's
+// e2m1 -> e5m2 conversion with the E8M0 block scale folded into the exponent (or A's pre-pass image), FP8
 // wgmma (QGMMA) with one fresh accumulator per 32-element scale block, promoted into fp32 registers.
-// One source, many cubins: the tile config comes from -D macros (kernels/sm90a/CMakeLists.txt); design,
-// precision argument and ladder in docs/KERNELS_SM90.md, argument use and workspace in docs/ABI_SM90.md.
+// Shipped configs read B as the packed weight W (frag16s, include/f4gemm/weight.h); the ladder's
+// ws_swap_32x128 / ws_swap_64x128 read plain B and its plain scales. One source, many cubins: the tile config
+// comes from -D macros (kernels/sm90a/kernels.json); design, precision argument and ladder in
+// docs/KERNELS_SM90.md, argument use and workspace in docs/ABI_SM90.md.
 #include "f4gemm/frag16s.h"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
@@ -12,29 +15,27 @@
 
 // ---------------------------------------------------------------------------------------------
 // Template parameters (one cubin per config; defaults let the file compile on its own)
-//   BLOCK_R  rows of the register-side operand = wgmma M, 64 per consumer warpgroup
-//   BLOCK_S  rows of the shared-memory-side operand = wgmma N
+//   BLOCK_R  rows of the register-side operand B = wgmma M, 64 per consumer warpgroup (tile_N)
+//   BLOCK_S  rows of the shared-memory-side operand A = wgmma N (tile_M)
 //   K_STAGE  K elements per pipeline stage (128 or 256)
 //   STAGES   depth of the ring
-//   SWAP_AB  0: R = A (tile_M = BLOCK_R, tile_N = BLOCK_S); 1: R = B, S = A (decode: N fills wgmma M)
+// The R = A orientation (SWAP_AB 0: ws_128x128, ws_128x64, ws_64x128, pa_*) was retired with the W format:
+// every shipped kernel reads B as W, and those configs read plain B through WG0 (PERF.md entries 1-15).
 // ---------------------------------------------------------------------------------------------
 #ifndef F4GEMM_KNL_NAME
-#define F4GEMM_KNL_NAME f4gemm_sm90a_ws_128x128
+#define F4GEMM_KNL_NAME f4gemm_sm90a_ws_swap_16x128_fs
 #endif
 #ifndef F4GEMM_BLOCK_R
 #define F4GEMM_BLOCK_R 128
 #endif
 #ifndef F4GEMM_BLOCK_S
-#define F4GEMM_BLOCK_S 128
+#define F4GEMM_BLOCK_S 16
 #endif
 #ifndef F4GEMM_K_STAGE
-#define F4GEMM_K_STAGE 128
+#define F4GEMM_K_STAGE 256
 #endif
 #ifndef F4GEMM_STAGES
-#define F4GEMM_STAGES 5
-#endif
-#ifndef F4GEMM_SWAP_AB
-#define F4GEMM_SWAP_AB 0
+#define F4GEMM_STAGES 8
 #endif
 //   PARTS    0: the original schedule (one or two full-width fresh accumulators, see kDoubleFrag).
 //            > 0: rotating schedule: every k32 step is PARTS wgmmas of N = BLOCK_S / PARTS, each into
@@ -43,39 +44,38 @@
 //   DEPTH    fresh accumulators in the rotation (PARTS > 0 only)
 //   REG_WG0  setmaxnreg of WG0 (the consumers get the rest of the launch pool, rounded down to 8)
 #ifndef F4GEMM_PARTS
-#define F4GEMM_PARTS 0
+#define F4GEMM_PARTS 1
 #endif
 #ifndef F4GEMM_DEPTH
-#define F4GEMM_DEPTH 2
+#define F4GEMM_DEPTH 8
 #endif
 //   MIN_BLOCKS  CTAs per SM the register budget is cut for (__launch_bounds__ minimum blocks); shared
-//            memory must fit as many (the CMake config picks STAGES accordingly)
+//            memory must fit as many (the config in kernels.json picks STAGES accordingly)
 #ifndef F4GEMM_MIN_BLOCKS
 #define F4GEMM_MIN_BLOCKS 1
 #endif
 #ifndef F4GEMM_REG_WG0
 #define F4GEMM_REG_WG0 96
 #endif
-//   R_BITPLANE  1: the R operand (B, SWAP_AB only) comes in the bit-plane layout (layout.hpp
-//            bitplane_word): its fragments become e5m2 bytes of e2m1 * 2^-14 with two masks and a
-//            shift, no LUT, and its block scale 2^(e - ref) is applied in the promotion (FFMA instead
-//            of FADD, exact: a power of two times an exact block sum, then one rounding as before).
-//            2: the same words in the frag16s layout (include/f4gemm/frag16s.h, the dec kernels' B): per
-//            (16-row group, 128-K chunk) 1024 bytes of bit-plane words in per-lane fragment order plus the
-//            group's 64 scale bytes. Each consumer warp owns one 16-row group: one 1D bulk copy per chunk
-//            brings its fragments and scales (mbarrier transaction count, no cp.async), and the rows'
-//            reference exponents come from the group header instead of a scan of B's scales.
+//   R_BITPLANE  2 (every shipped config; manifest b_layout frag16s): B is the body of the packed weight
+//            W (include/f4gemm/weight.h): bit-plane words (bitplane.h) in the frag16s layout (frag16s.h, the
+//            dec kernels' B): per (16-row group, 128-K chunk) 1024 bytes of words in per-lane fragment order
+//            plus the 16 rows' 4 scale bytes. Each consumer warp owns one 16-row group: one 1D bulk copy per
+//            chunk brings its fragments and scales (mbarrier transaction count, no cp.async), and the rows'
+//            reference exponents come from the group header instead of a scan of B's scales. Fragments
+//            become e5m2 bytes of e2m1 * 2^-14 with two masks and a shift, no LUT, and the block scale
+//            2^(e - ref) is applied in the promotion (FFMA instead of FADD, exact: a power of two times an
+//            exact block sum, then one rounding as before).
+//            0 (the ladder's ws_swap_32x128 / 64x128; b_layout plain): plain B rows by cp.async, B's
+//            plain scales from p.sB, converted with the LUT like A. 1 (bit-plane words in plain rows, the
+//            _bp configs) was retired with the W format.
 #ifndef F4GEMM_R_BITPLANE
-#define F4GEMM_R_BITPLANE 0
+#define F4GEMM_R_BITPLANE 2
 #endif
-//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128, no split): A is converted once by <name>_prepass into the
-//            workspace as the SW128 shared-memory image the wgmma reads (k order of the S side, perm
-//            below), loaded per stage with one bulk copy. For mid M, where converting A in every CTA
-//            doubled the conversion work and a pre-pass of B costs a full extra pass (PERF.md 15).
-//            SWAP_AB 0 (original schedule): R = A from the image, both wgmma operands from shared memory,
-//            WG0 converts B on the fly. SWAP_AB 1 (R_BITPLANE, rotating schedule; PERF.md 18): the image
-//            is the S operand itself, WG0 only issues its bulk copies, and the consumers convert their
-//            own bit-plane B rows in registers (two masks and a shift, scale applied at promotion).
+//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128, no split; pab_*): A is converted once by <name>_prepass into
+//            the workspace as the SW128 shared-memory image the wgmma reads as its S operand (k order of
+//            the S side, perm below), so WG0 only issues one bulk copy per stage and converts nothing,
+//            and the consumers convert their own bit-plane B rows in registers (PERF.md 15, 18).
 #ifndef F4GEMM_A_PREPASS
 #define F4GEMM_A_PREPASS 0
 #endif
@@ -87,30 +87,23 @@ constexpr int BLOCK_R = F4GEMM_BLOCK_R;
 constexpr int BLOCK_S = F4GEMM_BLOCK_S;
 constexpr int K_STAGE = F4GEMM_K_STAGE;
 constexpr int kStages = F4GEMM_STAGES;
-constexpr bool kSwapAB = F4GEMM_SWAP_AB != 0;
-constexpr bool kRBitplane = F4GEMM_R_BITPLANE != 0;
-constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // bit-plane words in the frag16s layout
-constexpr bool kAPre = F4GEMM_A_PREPASS != 0;
-constexpr bool kAPreR = kAPre && !kSwapAB;  // the A image is the R operand (pa_*)
-constexpr bool kAPreS = kAPre && kSwapAB;   // the A image is the S operand (pab_*): WG0 converts nothing
-static_assert(!kAPreR || (F4GEMM_PARTS == 0 && F4GEMM_K_STAGE == 128),
-              "A pre-pass as R: the original schedule, one 128-byte atom per stage");
-static_assert(!kAPreS || (F4GEMM_R_BITPLANE != 0 && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
-              "A pre-pass as S: bit-plane R, the rotating schedule, one 128-byte atom per stage");
-static_assert(!kRBitplane || kSwapAB, "the bit-plane layout is a B layout: R = B needs SWAP_AB");
-static_assert(!kRFrag || !kAPre, "frag16s R: the S side is converted by WG0");
-static_assert(!kRBitplane || F4GEMM_PARTS > 0,
+constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // B = the W body: bit-plane words in the frag16s layout
+constexpr bool kAPreS = F4GEMM_A_PREPASS != 0;   // the A image is the S operand (pab_*): WG0 converts nothing
+static_assert(F4GEMM_R_BITPLANE == 0 || F4GEMM_R_BITPLANE == 2, "B: plain rows (0) or the W body (2)");
+static_assert(!kAPreS || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
+              "A pre-pass as S: B from W, the rotating schedule, one 128-byte atom per stage");
+static_assert(!kRFrag || F4GEMM_PARTS > 0,
               "bit-plane R scales are read at promotion: only the rotating schedule promotes every step of a "
               "stage before the next stage's scales are loaded");
 
 constexpr int kConsumers = BLOCK_R / 64;          // consumer warpgroups
-constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: S-operand copy + convert; WG1..: consumers
+constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: S-operand copy (+ convert); WG1..: consumers
 constexpr int kConvThreads = 128;
 constexpr int kConsumerThreads = 128 * kConsumers;
 constexpr int kSteps = K_STAGE / 32;         // k32 wgmma steps (= scale blocks) per stage
 constexpr int kRawPitch = K_STAGE / 2 + 16;  // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
-constexpr int TILE_M = kSwapAB ? BLOCK_S : BLOCK_R;
-constexpr int TILE_N = kSwapAB ? BLOCK_R : BLOCK_S;
+constexpr int TILE_M = BLOCK_S;  // activation rows
+constexpr int TILE_N = BLOCK_R;  // weight rows
 constexpr int kAccRegs = BLOCK_S / 2;         // fp32 accumulator registers per consumer thread
 constexpr int kConvTasks = BLOCK_S * kSteps;  // (S row, scale block) pairs per stage
 constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThreads;
@@ -128,7 +121,7 @@ constexpr int kRegConsumer =
     kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
-constexpr bool kDoubleFrag = 3 * kAccRegs + (kAPreR ? 24 : 56) <= kRegConsumer;
+constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
 static_assert(kSteps % 2 == 0, "A fragments and accumulators alternate by step parity across stages");
 
 // Rotating schedule (PARTS > 0): sub-step u = j * kParts + p of a stage is the wgmma of k32 step j on
@@ -162,20 +155,19 @@ static_assert(kStages >= 3, "consumers keep kStages-1 copy groups in flight");
 // Shared-memory budget and carve-up (offsets from a 1024-byte aligned base)
 // ---------------------------------------------------------------------------------------------
 constexpr int kS8Bytes = BLOCK_S * K_STAGE;      // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
-// per stage: (BLOCK_R, K_STAGE/2) fp4x2 at pitch kRawPitch, or with A_PREPASS the (BLOCK_R, 128) e5m2 image
-// frag16s R: (BLOCK_R / 16 groups, K_STAGE / 128 chunks) of F4GEMM_FRAG16S_CHUNK bytes, group-major
+// per stage, B: W (frag16s) (BLOCK_R / 16 groups, K_STAGE / 128 chunks) of F4GEMM_FRAG16S_CHUNK bytes,
+// group-major; plain (the ladder) (BLOCK_R, K_STAGE/2) fp4x2 at pitch kRawPitch
 constexpr int kChunksPerStage = K_STAGE / 128;
 constexpr int kFragGroupBytes = kChunksPerStage * (int)F4GEMM_FRAG16S_CHUNK;
-constexpr int kRawRBytes = kAPreR ? BLOCK_R * K_STAGE : kRFrag ? (BLOCK_R / 16) * kFragGroupBytes : BLOCK_R * kRawPitch;
-// per stage: (BLOCK_S, K_STAGE/2) fp4x2 at pitch kRawPitch; when the S image comes from the pre-pass, the
-// R rows' scale words instead (BLOCK_R x 4 bytes, copied with the R rows: in flight kStages - 1 stages ahead)
-constexpr int kRawSBytes = kAPreS ? BLOCK_R * 4 : BLOCK_S * kRawPitch;
-static_assert(!kAPreS || kSteps == 4, "one 4-byte scale word per R row and stage");
+constexpr int kRawRBytes = kRFrag ? (BLOCK_R / 16) * kFragGroupBytes : BLOCK_R * kRawPitch;
+// per stage, A: (BLOCK_S, K_STAGE/2) fp4x2 at pitch kRawPitch, converted by WG0; none when the S image comes
+// from the pre-pass (pab_*: B's scales ride in its W chunks)
+constexpr int kRawSBytes = kAPreS ? 0 : BLOCK_S * kRawPitch;
 constexpr int kA8Bytes = TILE_M * K_STAGE;  // A_PREPASS: one stage of the A image (one bulk copy)
 constexpr int kOffS8 = 0;
 constexpr int kOffRawR = kOffS8 + kStages * kS8Bytes;
 constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
-constexpr int kBars = kAPreR ? 4 : 3;  // raw_full, s8_full, s8_empty (+ a8_full)
+constexpr int kBars = 3;  // raw_full (unused by pab_*), s8_full, s8_empty
 constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // kBars x kStages mbarriers
 constexpr int kWarpBars = kRFrag ? 4 * kConsumers : 0;  // frag16s R: one mbarrier per consumer warp and stage
 constexpr int kOffRefS = kOffBar + (kBars + kWarpBars) * kStages * 8;      // (BLOCK_S) int ref exponent
@@ -183,23 +175,14 @@ constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (B
 constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
 constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
-static_assert(!kAPreR || (kOffRawR % 1024 == 0 && kRawRBytes % 1024 == 0), "the A image is SW128 too");
 static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
-#ifdef F4GEMM_SMEM_BYTES
-static_assert(F4GEMM_SMEM_BYTES == kSmemBytes, "CMakeLists.txt smem formula disagrees with the kernel");
-#endif
-#ifdef F4GEMM_THREADS
-static_assert(F4GEMM_THREADS == kThreads, "CMakeLists.txt thread count disagrees with the kernel");
-#endif
-
 
 using Wgmma = WgmmaE5m2<BLOCK_S>;
 static_assert(Wgmma::kRegs == kAccRegs, "accumulator fragment size");
 
 using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::type;
-using WgmmaSS = WgmmaE5m2SS<BLOCK_S>;
 
 // A_PREPASS workspace (docs/ABI_SM90.md, sm90pa1): Mr = tiles_m * TILE_M;
 //   A8   (Mr/TILE_M, K/128, TILE_M, 128) e5m2, SW128 (16-byte chunk c of row r at c ^ (r % 8)), the
@@ -208,9 +191,12 @@ using WgmmaSS = WgmmaE5m2SS<BLOCK_S>;
 
 }  // namespace
 
+// Split-K: any num_splits, except with the A pre-pass (one image of A's whole K, sm90pa1).
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS ? 0 : 1,
+                  kAPreS ? F4GEMM_ABI_SM90PA1 : F4GEMM_ABI_SM90V1,
+                  kRFrag ? F4GEMM_B_FRAG16S : F4GEMM_B_PLAIN);
+
 #if F4GEMM_A_PREPASS
-#define F4GEMM_CAT2(a, b) a##b
-#define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
 // Pre-pass: grid = ceil(Mr / 8) CTAs of 256 threads, one warp per A row (padded rows included: they are
 // allocated, zero data, scale 0x7F). Lane u of a row converts scale block u (16 bytes of fp4) with the
 // same LUT as WG0, into the chunks WG0 would write for the S side.
@@ -259,8 +245,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     uint64_t* bar_raw_full = reinterpret_cast<uint64_t*>(smem + kOffBar);  // S raw landed (cp.async arrive)
     uint64_t* bar_s8_full = bar_raw_full + kStages;                        // WG0 -> consumers: e5m2 S ready
     uint64_t* bar_s8_empty = bar_s8_full + kStages;                        // consumers -> WG0: slot free
-    uint64_t* bar_a8_full = bar_s8_empty + kStages;  // A_PREPASS: the A image of a stage landed (bulk copy)
-    uint64_t* bar_r_full = bar_s8_full + (kBars - 1) * kStages;  // frag16s R: [consumer warp][stage]
+    uint64_t* bar_r_full = bar_raw_full + kBars * kStages;  // W chunks of B landed: [consumer warp][stage]
     int* s_refS = reinterpret_cast<int*>(smem + kOffRefS);
     int* s_nanS = reinterpret_cast<int*>(smem + kOffNanS);
     int* s_wide = reinterpret_cast<int*>(smem + kOffMisc);
@@ -272,15 +257,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int tm = blockIdx.y, tn = blockIdx.x;
     const int m0 = tm * TILE_M, n0 = tn * TILE_N;
 
-    // Operand views: R (register side, wgmma M) and S (shared-memory side, wgmma N).
-    const uint8_t* gR = kSwapAB ? p.B : p.A;  // (rows, K/2) fp4x2
-    const uint8_t* gS = kSwapAB ? p.A : p.B;
-    const uint8_t* gRs = kSwapAB ? p.sB : p.sA;  // (rows, K/32) e8m0
-    const uint8_t* gSs = kSwapAB ? p.sA : p.sB;
-    const int ldR = kSwapAB ? p.ldb : p.lda, ldS = kSwapAB ? p.lda : p.ldb;
-    const int ldRs = kSwapAB ? p.ldsb : p.ldsa, ldSs = kSwapAB ? p.ldsa : p.ldsb;
-    const int r0 = kSwapAB ? n0 : m0, s0 = kSwapAB ? m0 : n0;
-    const int r_rows = kSwapAB ? p.N : p.M, s_rows = kSwapAB ? p.M : p.N;
+    // Operand views: R = B (register side, wgmma M) and S = A (shared-memory side, wgmma N).
+    const uint8_t* gR = p.B;    // W body (frag16s), or (rows, K/2) fp4x2 for the plain ladder configs
+    const uint8_t* gS = p.A;    // (rows, K/2) fp4x2
+    const uint8_t* gRs = p.sB;  // (rows, K/32) e8m0: the plain ladder configs only (null with W)
+    const uint8_t* gSs = p.sA;  // (rows, K/32) e8m0
+    const int ldR = p.ldb, ldS = p.lda;
+    const int ldRs = p.ldsb, ldSs = p.ldsa;
+    const int r0 = n0, s0 = m0;
+    const int r_rows = p.N, s_rows = p.M;
 
     int kb0, kb1;
     split_range(p, blockIdx.z, kb0, kb1);
@@ -296,7 +281,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             mbar_init(&bar_raw_full[i], kConvThreads);  // one cp.async arrive per WG0 thread
             mbar_init(&bar_s8_full[i], kAPreS ? 1 : kConvThreads);  // kAPreS: one expect_tx arrival
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
-            if (kAPreR) mbar_init(&bar_a8_full[i], 1);
         }
         for (int i = 0; i < kWarpBars * kStages; ++i) mbar_init(&bar_r_full[i], 1);  // one expect_tx arrival
         *s_wide = 0;
@@ -325,13 +309,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int g = (lane / 4), t = lane % 4;
     const int rr0 = cw * 64 + (warp % 4) * 16 + g, rr1 = rr0 + 8;  // consumer's R rows (tile-local)
     const int rwarp0 = cw * 64 + (warp % 4) * 16;                  // first of the warp's 16 R rows
-    // frag16s R: this warp's 16-row group (global group index), its bytes per group, and its barriers
+    // B from W: this warp's 16-row group (global group index), its bytes per group, and its barriers
     const long frag_grp = kRFrag ? (long)f4gemm::frag16s_group_bytes(p.K) : 0;
     const uint8_t* frag_src = kRFrag ? gR + (long)((r0 + rwarp0) / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
                                            (long)(kb0 / 4) * F4GEMM_FRAG16S_CHUNK
                                      : nullptr;
     uint64_t* wbar = bar_r_full + (warp >= 4 ? (warp - 4) * kStages : 0);
-    auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s, one commit group
+    auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s
         if constexpr (kRFrag) {  // one bulk copy per 128-K chunk, completion on the warp's stage barrier
             if (s < nks && lane == 0) {
                 const int slot = s % kStages;
@@ -354,24 +338,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 cp_async_16(smem + kOffRawR + slot * kRawRBytes + r * kRawPitch + ch * 16,
                             gR + (long)(r0 + r) * ldR + kbyte + ch * 16);
             }
-            if (kAPreS && lane < 16)  // the rows' scale words of stage s ride in the same group
-                cp_async_4(smem + kOffRawS + slot * kRawSBytes + (rwarp0 + lane) * 4,
-                           gRs + (long)(r0 + rwarp0 + lane) * ldRs + kb0 + s * kSteps);
         }
-        cp_async_commit();  // empty groups past the end keep the group arithmetic uniform
+        cp_async_commit();  // one group per stage; empty groups past the end keep the group arithmetic
+                            // uniform
     };
     const int prologue_s = nks < kStages ? nks : kStages;
-    // A_PREPASS: the A image of stage s, one bulk copy by thread 0 (the pre-pass made it contiguous), into
-    // the R slot (kAPreR) or straight into the S slot the wgmma reads (kAPreS).
-    const uint8_t* a8_src = kAPre ? reinterpret_cast<const uint8_t*>(args.ptr_workspace) +
-                                        (size_t)tm * TILE_M * p.K + (size_t)(kb0 / kSteps) * kA8Bytes
-                                  : nullptr;
+    // A_PREPASS: the A image of stage s, one bulk copy by thread 0 (the pre-pass made it contiguous),
+    // straight into the S slot the wgmma reads.
+    const uint8_t* a8_src = kAPreS ? reinterpret_cast<const uint8_t*>(args.ptr_workspace) +
+                                         (size_t)tm * TILE_M * p.K + (size_t)(kb0 / kSteps) * kA8Bytes
+                                   : nullptr;
     auto produce_a8 = [&](int s) {
         const int slot = s % kStages;
-        uint64_t* bar = kAPreS ? &bar_s8_full[slot] : &bar_a8_full[slot];
-        uint8_t* dst = kAPreS ? smem + kOffS8 + slot * kS8Bytes : smem + kOffRawR + slot * kRawRBytes;
-        mbar_arrive_expect_tx(bar, kA8Bytes);
-        bulk_copy_g2s(dst, a8_src + (size_t)s * kA8Bytes, kA8Bytes, bar);
+        mbar_arrive_expect_tx(&bar_s8_full[slot], kA8Bytes);
+        bulk_copy_g2s(smem + kOffS8 + slot * kS8Bytes, a8_src + (size_t)s * kA8Bytes, kA8Bytes,
+                      &bar_s8_full[slot]);
     };
 
     // -----------------------------------------------------------------------------------------
@@ -393,8 +374,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             if (w & kRowWide) *s_wide = 1;
         }
     } else if (warp < 4) {
-        if (kAPre && tid == 0)
-            for (int s = 0; s < prologue_s; ++s) produce_a8(s);
 #pragma unroll 1
         for (int s = 0; s < prologue_s; ++s) produce_s(s);
         // S rows: 8 lanes per row, 16 rows in flight.
@@ -411,20 +390,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 if (rf.wide) *s_wide = 1;
             }
         }
-    } else if (kAPreR) {
-        // R rows (A): reference, NaN and wide flags from the pre-pass's row words.
-        const uint32_t* rows = reinterpret_cast<const uint32_t*>(
-            reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
-        const uint32_t w0 = rows[m0 + rr0], w1 = rows[m0 + rr1];
-        ref0 = row_ref(w0);
-        ref1 = row_ref(w1);
-        nan_r = ((w0 & kRowNan) ? 1 : 0) | ((w1 & kRowNan) ? 2 : 0);
-        if ((w0 | w1) & kRowWide) *s_wide = 1;
     } else if (kRFrag) {
 #pragma unroll 1
         for (int s = 0; s < kStages - 1; ++s) produce_r(s);
         // R rows: reference, NaN and wide flags from the group header's summary words (largest and smallest
-        // exponent over the row's whole K, NaN and non-NaN presence; the rule of finish_row, frag16s.h).
+        // exponent over the row's whole K, NaN and non-NaN presence; the rule of finish_row, frag16s.h). Rows
+        // N .. Np-1 of W exist (zero data, scale 0x7F) but are never stored: read as "no exponent" (ref 127).
         const uint8_t* head = gR + (long)((r0 + rwarp0) / 16) * frag_grp;
         f4gemm::Frag16sRowRef f[2];
 #pragma unroll
@@ -455,16 +426,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // Exact path for tiles whose scales do not fold into e5m2 (rows spanning > 26 binades).
     // -----------------------------------------------------------------------------------------
     if (*s_wide) {
-        cp_async_wait<0>();  // no copy may land in the staging area exact_tile reuses
+        // No copy may land in the staging area exact_tile reuses: every copy the prologue issued is waited
+        // for (the consumers' cp.async groups or W chunk barriers, WG0's cp.async rows or A image copies).
+        cp_async_wait<0>();
         if (kRFrag && warp >= 4)
             for (int s = 0; s < kStages - 1 && s < nks; ++s) mbar_wait(&wbar[s], 0);
         if (warp < 4 && !kAPreS)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
-        if (kAPre && tid == 0)
-            for (int s = 0; s < prologue_s; ++s) mbar_wait(kAPreS ? &bar_s8_full[s] : &bar_a8_full[s], 0);
+        if (kAPreS && tid == 0)
+            for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_s8_full[s], 0);
         __syncthreads();
-        exact_tile<kThreads, kRFrag ? kExactBFrag16S : kRBitplane ? kExactBBitplane : kExactBPlain>(
-            p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1, smem, tid);
+        exact_tile<kThreads, kRFrag ? kExactBFrag16S : kExactBPlain>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1,
+                                                                     smem, tid);
         if (p.splits > 1)
             splitk_finish(p, geo, tm, tn, TILE_M, TILE_N, tid, kThreads, s_last, [] { __syncthreads(); });
         return;
@@ -509,7 +482,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
             mbar_wait(&bar_raw_full[slot], par);
             mbar_wait(&bar_s8_empty[slot], par ^ 1);
-            if (kAPreR && tid == 0 && s >= kStages) produce_a8(s);  // the A slot is free too
             const uint8_t* raw = smem + kOffRawS + slot * kRawSBytes;
             uint8_t* s8 = smem + kOffS8 + slot * kS8Bytes;
 #pragma unroll
@@ -532,8 +504,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
 
     // =========================================================================================
-    // Consumers: per k32 step, convert this thread's A fragment (rows rr0, rr1) in registers, one
-    // wgmma into a fresh accumulator, then promote into fp32 registers (FADD).
+    // Consumers: per k32 step, convert this thread's B fragment (rows rr0, rr1) in registers, one
+    // wgmma into a fresh accumulator, then promote into fp32 registers (FFMA with B's block scale for
+    // W, FADD for the plain ladder configs, whose B scale is folded into the fragment).
     // =========================================================================================
     setmaxnreg_inc<kRegConsumer>();
     float acc[kAccRegs];
@@ -541,21 +514,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
     for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
 
-    const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // this thread's R scale rows
+    const uint8_t* srow0 = gRs + (long)(r0 + rr0) * ldRs + kb0;  // plain B: this thread's R scale rows
     const uint8_t* srow1 = gRs + (long)(r0 + rr1) * ldRs + kb0;
     ScaleWord sc_next0 = 0, sc_next1 = 0, sc0 = 0, sc1 = 0;
-    if (!kAPreS && !kRFrag && nks > 0) {
+    if (!kRFrag && nks > 0) {
         sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0));
         sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1));
     }
-    // A fragments, double-buffered by step parity: wgmma reads its register operands asynchronously, so
-    // the fragment of step j must stay untouched (and live) until its wgmma_wait, while the next one is
-    // converted. Seen on the device: with one buffer ptxas reused the A registers for address arithmetic
-    // right after QGMMA issue and corrupted the product.
+    // wgmma A fragments (of B's rows), double-buffered by step parity: wgmma reads its register operands
+    // asynchronously, so the fragment of step j must stay untouched (and live) until its wgmma_wait, while
+    // the next one is converted. Seen on the device: with one buffer ptxas reused the A registers for address
+    // arithmetic right after QGMMA issue and corrupted the product.
     uint32_t a[kABufs][4];
 
-    // Loads and converts the A fragment of step j of stage s into a[j % kABufs]. At j == 0: waits for this
-    // warp's copies of stage s, then refills the slot read during stage s-1 with stage s + kStages - 1.
+    // Loads and converts the wgmma A fragment of step j of stage s into a[j % kABufs]. At j == 0: waits for
+    // this warp's copies of stage s, then refills the slot read during stage s-1 with stage s + kStages - 1.
     auto prep = [&](int s, int j) {
         const int slot = s % kStages;
         if (kRFrag && j == 0) {
@@ -579,15 +552,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             cp_async_wait<kStages - 2>();  // groups committed: stages 0 .. s+kStages-2
             __syncwarp();                  // ... and the other lanes' copies of this warp are visible
             produce_r(s + kStages - 1);
-            if constexpr (kAPreS) {
-                const uint32_t* scw = reinterpret_cast<const uint32_t*>(smem + kOffRawS + slot * kRawSBytes);
-                sc0 = scw[rr0];
-                sc1 = scw[rr1];
-            } else {
-                sc0 = sc_next0;
-                sc1 = sc_next1;
-            }
-            if (!kAPreS && s + 1 < nks) {
+            sc0 = sc_next0;
+            sc1 = sc_next1;
+            if (s + 1 < nks) {
                 sc_next0 = __ldg(reinterpret_cast<const ScaleWord*>(srow0) + s + 1);
                 sc_next1 = __ldg(reinterpret_cast<const ScaleWord*>(srow1) + s + 1);
             }
@@ -604,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
         }
         uint32_t(&af)[4] = a[j % kABufs];
-        if constexpr (kRBitplane) {
+        if constexpr (kRFrag) {
             af[0] = f4gemm::bitplane_lo_e5m2(x0);  // e0..e3 as e5m2 of e2m1 * 2^-14 (include/f4gemm/bitplane.h)
             af[2] = f4gemm::bitplane_hi_e5m2(x0);  // e4..e7
             af[1] = f4gemm::bitplane_lo_e5m2(x1);
@@ -618,43 +585,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     };
 
-    if constexpr (kAPreR) {
-        // Both operands from shared memory; per stage straight-line, wgmma j+1 issued before the FADDs of
-        // j where registers allow, drained at the stage end (pp kernel's schedule: no wgmma in flight
-        // across the back edge or under a run-time condition, C7514/C7518).
-        auto issue_ss = [&](int s, int j, float(&f)[kAccRegs]) {
-            const uint32_t base_s = smem_u32(smem + kOffS8 + (s % kStages) * kS8Bytes);
-            const uint32_t base_a = smem_u32(smem + kOffRawR + (s % kStages) * kRawRBytes);
-            wgmma_ss<WgmmaSS>(f, base_a + cw * (64 * 128) + j * 32, base_s + j * 32);
-        };
-        auto promote_f = [&](float(&f)[kAccRegs]) { promote_add(acc, f); };
-        for (int s = 0; s < nks; ++s) {
-            const int slot = s % kStages;
-            mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-            mbar_wait(&bar_a8_full[slot], (s / kStages) & 1);
-            if constexpr (kDoubleFrag) {
-                issue_ss(s, 0, frag[0]);
-#pragma unroll
-                for (int j = 0; j < kSteps; ++j) {
-                    if (j + 1 < kSteps) {
-                        issue_ss(s, j + 1, frag[(j + 1) % 2]);
-                        wgmma_wait<1>();
-                    } else {
-                        wgmma_wait<0>();
-                    }
-                    promote_f(frag[j % 2]);
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < kSteps; ++j) {
-                    issue_ss(s, j, frag[0]);
-                    wgmma_wait<0>();
-                    promote_f(frag[0]);
-                }
-            }
-            mbar_arrive(&bar_s8_empty[slot]);
-        }
-    } else if constexpr (kRotate) {
+    if constexpr (kRotate) {
         // Rotating fresh accumulators: sub-step q + kDepth - 1 is issued before sub-step q is promoted,
         // so kDepth - 1 wgmmas run while the FADDs of the oldest one issue. Each wgmma still covers one
         // k32 scale block of each operand (scale-d = 0): exactness is that of the original schedule.
@@ -682,7 +613,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
                 for (int i = 0; i < 4; ++i) fence_reg(a[u / kParts][i]);
             }
-            if constexpr (kRBitplane) {
+            if constexpr (kRFrag) {
                 // R block scale of step j relative to the row reference, 2^(e - ref) in [2^-13, 2^13] for a
                 // foldable row (NaN blocks give garbage in NaN rows only; the epilogue writes NaN there).
                 const int j = u / kParts;
@@ -804,7 +735,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // Epilogue: v = acc * 2^(refR-127) * 2^(refS-127) (one ldexp, no intermediate under/overflow),
     // NaN for rows/columns with a NaN scale; then D = bf16(alpha*v + beta*C) or the fp32 partial.
     // -----------------------------------------------------------------------------------------
-    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
     const float qnan = __int_as_float(0x7FC00000);
 #pragma unroll
     for (int i = 0; i < kAccRegs / 4; ++i) {
@@ -814,18 +744,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int rr = h ? rr1 : rr0;
-            const int eR = (h ? ref1 : ref0) - 127 + (kRBitplane ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
+            const int eR = (h ? ref1 : ref0) - 127 + (kRFrag ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
             const bool nR = (nan_r >> h) & 1;
             float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
             float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);
             if (nR || nS0) v0 = qnan;
             if (nR || nS1) v1 = qnan;
-            if (!kSwapAB) {
-                store_pair(p, geo, m0 + rr, n0 + c, v0, v1, pair_ok);
-            } else {
-                store_value(p, geo, m0 + c, n0 + rr, v0);
-                store_value(p, geo, m0 + c + 1, n0 + rr, v1);
-            }
+            store_value(p, geo, m0 + c, n0 + rr, v0);  // transposed: S rows are D rows
+            store_value(p, geo, m0 + c + 1, n0 + rr, v1);
         }
     }
     if (p.splits > 1) {

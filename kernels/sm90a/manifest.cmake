@@ -1,0 +1,59 @@
+# Writes one sm_90a manifest (f4gemm_bf16_per1x32Fp4.csv) from the kernels' .ptx, run by the build after every
+# listed .ptx is compiled:
+#   cmake -DENTRIES=<file> -DOUT=<csv> -P manifest.cmake
+# ENTRIES (written by kernels/sm90a/CMakeLists.txt from kernels.json, in priority order) has one line per
+# kernel: knl_name,priority,max_m,ptx path. Everything else in a row is what the kernel computed itself and
+# exported with F4GEMM_EXPORT_ROW (sm90_common.cuh), which the PTX spells
+#   .global .align 4 .u32 <knl_name>_<field> = <n>;
+# (`.global .align 4 .u32 <knl_name>_<field>;` when it is 0), so threads, smem_bytes, the tile, splitK, abi and
+# b_layout are never restated here or in CMakeLists.txt.
+cmake_minimum_required(VERSION 3.19)
+
+if(NOT ENTRIES OR NOT OUT)
+    message(FATAL_ERROR "manifest.cmake: pass -DENTRIES=<file> -DOUT=<csv>")
+endif()
+
+set(abi_words sm90v1 sm90pp1 sm90pa1)  # F4GEMM_ABI_* codes 0, 1, 2
+set(b_layout_words plain frag16s)      # F4GEMM_B_* codes 0, 1
+set(fields smem_bytes threads tile_m tile_n split_k abi b_layout)
+
+string(CONCAT csv "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
+    "scale_layout,max_m,priority\n")
+file(STRINGS "${ENTRIES}" entries)
+foreach(entry IN LISTS entries)
+    string(REPLACE "," ";" e "${entry}")
+    list(GET e 0 name)
+    list(GET e 1 priority)
+    list(GET e 2 max_m)
+    list(GET e 3 ptx)
+    file(STRINGS "${ptx}" exported REGEX "^\\.global \\.align 4 \\.u32 ${name}_[a-z_]+( = [0-9]+)?;")
+    foreach(f IN LISTS fields)
+        set(${f} "")
+        foreach(line IN LISTS exported)
+            if(line MATCHES "^\\.global \\.align 4 \\.u32 ${name}_${f}( = ([0-9]+))?;")
+                set(${f} "${CMAKE_MATCH_2}")
+                if(NOT CMAKE_MATCH_1)
+                    set(${f} 0)  # nvcc writes a zero constant without an initializer
+                endif()
+            endif()
+        endforeach()
+        if(${f} STREQUAL "")
+            message(FATAL_ERROR "manifest.cmake: ${ptx} exports no ${name}_${f}: the kernel source must "
+                                "end its config section with F4GEMM_EXPORT_ROW (sm90_common.cuh)")
+        endif()
+    endforeach()
+    list(LENGTH abi_words n_abi)
+    list(LENGTH b_layout_words n_bl)
+    if(NOT abi LESS n_abi OR NOT b_layout LESS n_bl)
+        message(FATAL_ERROR "manifest.cmake: ${name} exports abi ${abi} / b_layout ${b_layout}: unknown code")
+    endif()
+    list(GET abi_words ${abi} abi_word)
+    list(GET b_layout_words ${b_layout} b_layout_word)
+    if(max_m EQUAL 0)
+        set(max_m "")  # an empty cell: any M
+    endif()
+    string(APPEND csv "${tile_m},${tile_n},${split_k},0,${name},${name}.cubin,sm_90a,${threads},${smem_bytes},"
+                      "${abi_word},${b_layout_word},plain,${max_m},${priority}\n")
+endforeach()
+
+file(WRITE "${OUT}" "${csv}")
