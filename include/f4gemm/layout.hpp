@@ -10,6 +10,7 @@
 
 #include "f4gemm/bitplane.h"
 #include "f4gemm/frag16s.h"
+#include "f4gemm/weight.h"
 
 namespace f4gemm {
 
@@ -80,6 +81,27 @@ size_t frag16s_bytes(size_t n, size_t k);  // n/16 * frag16s_group_bytes(k)
 void frag16s_pack(const uint8_t* src, const uint8_t* scales, uint8_t* dst, size_t n, size_t k);
 void frag16s_unpack(const uint8_t* src, uint8_t* dst, uint8_t* scales, size_t n, size_t k);
 
+// --- the packed weight W (include/f4gemm/weight.h; docs/LAYOUTS_SM90.md "The packed weight W") ----------
+// The one B format of every shipped sm_90a kernel: a 256-byte header, then the frag16s image of B padded
+// to round_up(n, 256) rows and round_up(k, 256) columns. Any n >= 1 and k % 32 == 0. The body words come
+// from w_body_word(), the definition the CUDA packer (kernels/sm90a/sm90_util.cu) shares.
+struct WeightInfo {
+    size_t n = 0, k = 0;        // the weight's shape
+    size_t n_pad = 0, k_pad = 0;
+    size_t bytes = 0;           // header + body
+};
+WeightInfo weight_info(size_t n, size_t k);  // throws InvalidArgument naming a bad n or k
+// Host packer: plain B [n, k/2] + plain scales [n, k/32] (contiguous rows) -> W (header + body).
+std::vector<uint8_t> pack_weight(const uint8_t* b, const uint8_t* scales, size_t n, size_t k);
+// The body alone (what the kernels read), for a device image.
+std::vector<uint8_t> pack_weight_body(const uint8_t* b, const uint8_t* scales, size_t n, size_t k);
+// Reads and checks a W header: magic, version, the sizes it implies and `len` (the buffer's bytes).
+// `what` names the buffer in the error ("--in W.npy", "weight"); throws BadInput with the fix.
+WeightInfo read_weight_header(const uint8_t* w, size_t len, const std::string& what);
+// Inverse: W -> plain B [n, k/2] + scales [n, k/32] (padding dropped); n, k from the header.
+void unpack_weight(const uint8_t* w, size_t len, std::vector<uint8_t>& b, std::vector<uint8_t>& scales,
+                   WeightInfo* info = nullptr);
+
 // --- aiter scales: pad [rows, k/32] to [round_up(rows,256), round_up(k/32,8)] then shuffle -----
 struct ScaleShape {
     size_t rows;  // sm = round_up(rows, 256)
@@ -107,7 +129,7 @@ ScaleLayout parse_scale_layout(const std::string& s);  // one of kScaleLayoutCho
 const char* to_string(BLayout l);
 const char* to_string(ScaleLayout l);
 
-// Device images of one operand in a kernel's layout, with the row over-allocation applied:
+// Device images of one operand in a kernel's layout (Frag16S: the W body, padded to w_k_pad(k)), with the row over-allocation applied:
 // packed data rows padded to kOperandRowPad and zero-filled (then bit-plane packed or frag16
 // shuffled whole for those B layouts); plain scales padded to the same
 // rows with kScalePadByte; aiter scales as aiter_scale_pack.
@@ -116,7 +138,11 @@ struct OperandImage {
     std::vector<uint8_t> scales;  // e8m0
     size_t scale_stride = 0;      // bytes between scale rows (stride_Scale*0)
 };
-OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k, ScaleLayout sl);
+// With kp > k (the W kernels' padded K, w_k_pad(k)) the A rows are padded to kp: zero data, and the
+// padding blocks' scale follows W's rule (w_pad_block_scale: the row's largest non-NaN exponent), so they
+// add exactly 0 and change no row's reference exponent or flags.
+OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k, ScaleLayout sl,
+                          size_t kp = 0);
 OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n, size_t k, BLayout bl,
                           ScaleLayout sl);
 

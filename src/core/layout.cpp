@@ -5,6 +5,7 @@
 // over-allocation of A/B images. docs/LAYOUTS.md and docs/LAYOUTS_SM90.md derive every formula.
 #include "f4gemm/layout.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 #include "f4gemm/error.hpp"
@@ -293,12 +294,129 @@ void fill_scales(OperandImage& img, const uint8_t* scales, size_t rows, size_t k
 
 }  // namespace
 
-OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k, ScaleLayout sl) {
+OperandImage make_a_image(const uint8_t* packed, const uint8_t* scales, size_t m, size_t k, ScaleLayout sl,
+                          size_t kp) {
     check_scale_k(k, "make_a_image");
+    if (kp == 0 || kp == k) {
+        OperandImage img;
+        img.data = padded_rows(packed, m, k);  // (round_up(m,256), k/2) fp4x2, K-major, plain
+        fill_scales(img, scales, m, k, sl);
+        return img;
+    }
+    if (kp < k || kp % kBlockK || sl != ScaleLayout::Plain)
+        throw Error(Errc::InvalidArgument, "make_a_image: padded K " + std::to_string(kp) + " for K " +
+                                               std::to_string(k) +
+                                               " must be a larger multiple of 32 with plain scales");
+    // (round_up(m,256), kp/2) fp4x2 and (round_up(m,256), kp/32) e8m0: real rows copied, K padded with
+    // zero blocks scaled by the row's largest non-NaN exponent (weight.h's rule), padding rows as before.
+    const size_t rows = round_up(m, kOperandRowPad), kb = k / kBlockK, kpb = kp / kBlockK;
     OperandImage img;
-    img.data = padded_rows(packed, m, k);  // (round_up(m,256), k/2) fp4x2, K-major, plain
-    fill_scales(img, scales, m, k, sl);
+    img.data.assign(rows * (kp / 2), 0);
+    img.scales.assign(rows * kpb, kScalePadByte);
+    img.scale_stride = kpb;
+    for (size_t r = 0; r < m; ++r) {
+        std::memcpy(img.data.data() + r * (kp / 2), packed + r * (k / 2), k / 2);
+        const uint8_t* rs = scales + r * kb;
+        uint8_t* ds = img.scales.data() + r * kpb;
+        std::memcpy(ds, rs, kb);
+        const uint8_t pad = uint8_t(w_pad_block_scale(rs, kb));
+        for (size_t j = kb; j < kpb; ++j) ds[j] = pad;
+    }
     return img;
+}
+
+WeightInfo weight_info(size_t n, size_t k) {
+    if (n == 0)
+        throw Error(Errc::InvalidArgument, "weight N must be positive (got 0): pass the weight's row count");
+    if (k == 0 || k % kBlockK)
+        throw Error(Errc::InvalidArgument,
+                    "weight K must be a positive multiple of 32 (got " + std::to_string(k) +
+                        "): MXFP4 has one scale per 32 elements; pad K with zero blocks to a multiple of 32");
+    if (n > (size_t(1) << 30) || k > (size_t(1) << 30))
+        throw Error(Errc::InvalidArgument, "weight " + std::to_string(n) + " x " + std::to_string(k) +
+                                               " is too large for 32-bit kernel arguments: split it");
+    WeightInfo w;
+    w.n = n;
+    w.k = k;
+    w.n_pad = w_n_pad(n);
+    w.k_pad = w_k_pad(k);
+    w.bytes = w_bytes(n, k);
+    return w;
+}
+
+std::vector<uint8_t> pack_weight_body(const uint8_t* b, const uint8_t* scales, size_t n, size_t k) {
+    const WeightInfo info = weight_info(n, k);
+    const WSource src{b, scales, n, k, k / 2, k / kBlockK};
+    const size_t words = (info.bytes - F4GEMM_W_HEADER) / 4;
+    std::vector<uint8_t> body(words * 4);
+    for (size_t d = 0; d < words; ++d) {
+        const uint32_t v = w_body_word(src, d);
+        std::memcpy(body.data() + 4 * d, &v, 4);  // little-endian host, as the device
+    }
+    return body;
+}
+
+std::vector<uint8_t> pack_weight(const uint8_t* b, const uint8_t* scales, size_t n, size_t k) {
+    const std::vector<uint8_t> body = pack_weight_body(b, scales, n, k);
+    const F4gemmWeightHeader h = w_header(n, k);
+    std::vector<uint8_t> w(F4GEMM_W_HEADER + body.size());
+    std::memcpy(w.data(), &h, sizeof h);
+    std::memcpy(w.data() + F4GEMM_W_HEADER, body.data(), body.size());
+    return w;
+}
+
+WeightInfo read_weight_header(const uint8_t* w, size_t len, const std::string& what) {
+    if (len < F4GEMM_W_HEADER)
+        throw Error(Errc::BadInput, what + " has " + std::to_string(len) + " bytes, less than the " +
+                                        std::to_string(F4GEMM_W_HEADER) +
+                                        "-byte header of a packed weight: pack it with f4gemm pack --layout weight");
+    F4gemmWeightHeader h;
+    std::memcpy(&h, w, sizeof h);
+    if (h.magic != F4GEMM_W_MAGIC)
+        throw Error(Errc::BadInput, what + " is not a packed weight (magic 0x" + [&] {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%08x", h.magic);
+            return std::string(buf);
+        }() + ", want 0x57473446 \"F4GW\"): pack it with f4gemm pack --layout weight");
+    if (h.version != F4GEMM_W_VERSION)
+        throw Error(Errc::BadInput, what + " is a packed weight of version " + std::to_string(h.version) +
+                                        ", this f4gemm reads version " + std::to_string(F4GEMM_W_VERSION) +
+                                        ": pack it again from the plain weight");
+    const WeightInfo info = weight_info(h.n, h.k);
+    if (h.n_pad != info.n_pad || h.k_pad != info.k_pad || h.body_bytes != info.bytes - F4GEMM_W_HEADER)
+        throw Error(Errc::BadInput, what + ": header of a " + std::to_string(h.n) + " x " + std::to_string(h.k) +
+                                        " weight has inconsistent padded sizes: the file is damaged; pack it again");
+    if (len != info.bytes)
+        throw Error(Errc::BadInput, what + " has " + std::to_string(len) + " bytes, but a packed " +
+                                        std::to_string(h.n) + " x " + std::to_string(h.k) + " weight has " +
+                                        std::to_string(info.bytes) + ": the buffer is truncated or padded; pack it again");
+    return info;
+}
+
+void unpack_weight(const uint8_t* w, size_t len, std::vector<uint8_t>& b, std::vector<uint8_t>& scales,
+                   WeightInfo* out_info) {
+    const WeightInfo info = read_weight_header(w, len, "weight");
+    const size_t n = info.n, k = info.k, kp = info.k_pad;
+    const uint8_t* body = w + F4GEMM_W_HEADER;
+    const size_t group = frag16s_group_bytes(kp);
+    b.assign(n * (k / 2), 0);
+    scales.assign(n * (k / kBlockK), 0);
+    for (size_t row = 0; row < n; ++row) {
+        const size_t G = row / 16, r = row % 16, g = r % 8, h = r / 8;
+        const uint8_t* grp = body + G * group + kFrag16sHead;
+        for (size_t kb = 0; kb < k / kBlockK; ++kb) {
+            const size_t c = kb / 4, j = kb % 4;
+            const uint8_t* chunk = grp + c * kFrag16sChunk;
+            scales[row * (k / kBlockK) + kb] = chunk[1024 + 4 * r + j];
+            for (size_t t = 0; t < 4; ++t) {
+                uint32_t x;
+                std::memcpy(&x, chunk + h * 512 + j * 128 + (g * 4 + t) * 4, 4);
+                x = bitplane_word_inverse(x);
+                std::memcpy(b.data() + row * (k / 2) + (kb * 4 + t) * 4, &x, 4);
+            }
+        }
+    }
+    if (out_info) *out_info = info;
 }
 
 OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n, size_t k, BLayout bl,
@@ -319,12 +437,10 @@ OperandImage make_b_image(const uint8_t* packed, const uint8_t* scales, size_t n
         img.data.resize(plain.size());  // (round_up(n,256), k/2) bytes, frag16
         frag16_pack(plain.data(), img.data.data(), round_up(n, kOperandRowPad), k);
     } else if (bl == BLayout::Frag16S) {
-        const size_t rows = round_up(n, kOperandRowPad);
-        check_frag16_shape(rows, k, "make_b_image");
-        const std::vector<uint8_t> plain = padded_rows(packed, n, k);
-        const std::vector<uint8_t> sc = padded_scales(scales, n, k);  // the image carries plain scales
-        img.data.resize(frag16s_bytes(rows, k));  // round_up(n,256) rows of k/2 + k/32 + 4 bytes, frag16s
-        frag16s_pack(plain.data(), sc.data(), img.data.data(), rows, k);
+        // The W body: frag16s of B padded to round_up(n,256) rows and round_up(k,256) columns, scales
+        // inside; the kernels read no separate B scales.
+        img.data = pack_weight_body(packed, scales, n, k);
+        return img;
     } else {
         img.data = padded_rows(packed, n, k);  // (round_up(n,256), k/2) fp4x2, K-major, plain
         if (bl == BLayout::Bitplane) bitplane_pack(img.data.data(), img.data.data(), img.data.size());

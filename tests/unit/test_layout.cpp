@@ -644,25 +644,26 @@ TEST(Frag16s, RowRefFollowsTheScanRule) {
     EXPECT_FALSE(absent.wide);
 }
 
-TEST(Frag16s, ImageCarriesPaddedRowsAndTheirPadScales) {
-    for (const NK& s : {NK{3, 256}, NK{40, 128}, NK{300, 512}}) {
+TEST(Frag16s, ImageIsTheWeightBodyWithPaddedRowsAndK) {
+    for (const NK& s : {NK{3, 256}, NK{40, 128}, NK{300, 512}, NK{20, 96}}) {
         const auto plain = random_bytes(s.n * s.k / 2, uint32_t(s.n));
         const auto scales = pattern(s.n * s.k / 32, 5);
         const OperandImage img =
             make_b_image(plain.data(), scales.data(), s.n, s.k, BLayout::Frag16S, ScaleLayout::Plain);
-        const size_t rows = round_up(s.n, kOperandRowPad);
-        ASSERT_EQ(img.data.size(), frag16s_bytes(rows, s.k));
-        std::vector<uint8_t> back(rows * s.k / 2), sback(rows * s.k / 32);
-        frag16s_unpack(img.data.data(), back.data(), sback.data(), rows, s.k);
-        EXPECT_TRUE(std::equal(plain.begin(), plain.end(), back.begin())) << s.n << "x" << s.k;
-        EXPECT_TRUE(
-            std::all_of(back.begin() + long(plain.size()), back.end(), [](uint8_t v) { return v == 0; }));
-        EXPECT_TRUE(std::equal(scales.begin(), scales.end(), sback.begin()));
-        EXPECT_TRUE(std::all_of(sback.begin() + long(scales.size()), sback.end(),
-                                [](uint8_t v) { return v == kScalePadByte; }));
-        // The plain scales still travel too (the kernels' scan and exact path read them).
-        EXPECT_EQ(img.scale_stride, s.k / 32);
-        EXPECT_TRUE(std::equal(scales.begin(), scales.end(), img.scales.begin()));
+        const size_t rows = round_up(s.n, kOperandRowPad), kp = w_k_pad(s.k);
+        ASSERT_EQ(img.data.size(), frag16s_bytes(rows, kp));
+        EXPECT_EQ(img.data, pack_weight_body(plain.data(), scales.data(), s.n, s.k));
+        std::vector<uint8_t> back(rows * kp / 2), sback(rows * kp / 32);
+        frag16s_unpack(img.data.data(), back.data(), sback.data(), rows, kp);
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t c = 0; c < kp / 2; ++c)
+                ASSERT_EQ(back[r * kp / 2 + c], r < s.n && c < s.k / 2 ? plain[r * s.k / 2 + c] : 0) << r << " " << c;
+        for (size_t r = s.n; r < rows; ++r)
+            for (size_t b = 0; b < kp / 32; ++b) ASSERT_EQ(sback[r * kp / 32 + b], kScalePadByte);
+        for (size_t r = 0; r < s.n; ++r)
+            for (size_t b = 0; b < s.k / 32; ++b) ASSERT_EQ(sback[r * kp / 32 + b], scales[r * s.k / 32 + b]);
+        // W carries B's scales: no plain scales travel.
+        EXPECT_TRUE(img.scales.empty());
     }
     EXPECT_EQ(parse_b_layout("frag16s"), BLayout::Frag16S);
     EXPECT_STREQ(to_string(BLayout::Frag16S), "frag16s");
