@@ -30,6 +30,9 @@ LARGE = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (2048, 8
          (4096, 28672, 4096), (4096, 8192, 28672)]
 DECODE = [(m, n, k) for m in (1, 16) for (n, k) in ((16384, 16384), (8192, 8192), (28672, 8192), (8192, 28672))]
 MID = [(128, 16384, 16384), (256, 16384, 16384)]
+# The serving grid (../shared/reference/serving-grid.md): 70B-class N x K, M from decode to prefill.
+GRIDS = {"serving": [(m, n, k) for (n, k) in ((16384, 16384), (10240, 8192), (28672, 8192), (8192, 28672))
+                     for m in (1, 16, 32, 64, 128, 256, 512, 1024, 4096)]}
 
 
 def kind_of(shape):
@@ -53,7 +56,15 @@ class F4gemm:
         L.f4gemm_kernel_b_layout.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 4 + [ctypes.POINTER(ctypes.c_int)] * 2
         L.f4gemm_gemm.argtypes = ([ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.c_float] * 2 +
-                                  [ctypes.c_uint64] * 7)
+                                  [ctypes.c_uint64] * 6)
+        L.f4gemm_weight_bytes.restype = ctypes.c_size_t
+        L.f4gemm_weight_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        L.f4gemm_operand_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                           ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]
+        L.f4gemm_pack_weight.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int,
+                                         ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64]
+        L.f4gemm_pad_a.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int,
+                                   ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
         self.h = L.f4gemm_open(co_dir.encode() if co_dir else None, 0)
         if not self.h:
             raise RuntimeError("f4gemm_open: " + L.f4gemm_last_error().decode())
@@ -73,12 +84,37 @@ class F4gemm:
             raise RuntimeError(self.lib.f4gemm_last_error().decode())
         return kern.value, l2.value
 
-    def gemm(self, kernel, l2, m, n, k, ops, d):
-        rc = self.lib.f4gemm_gemm(self.h, kernel, l2, m, n, k, 1.0, 0.0, ops["a"].data_ptr(), ops["sa"].data_ptr(),
-                                  ops.get("b_kernel", ops["b"]).data_ptr(), ops["sb"].data_ptr(), 0, d.data_ptr(),
-                                  torch.cuda.current_stream().cuda_stream)
+    def _err(self, rc, what):
         if rc:
-            raise RuntimeError(self.lib.f4gemm_last_error().decode())
+            raise RuntimeError(f"{what}: " + self.lib.f4gemm_last_error().decode())
+
+    def pack_weight(self, b, sb, n, k):
+        """The packed weight W of plain B [n, k/2] and its scales [n, k/32] (rows beyond n ignored), packed on
+        the GPU by the library (f4gemm_pack_weight: the one definition of the layout, include/f4gemm/weight.h)."""
+        nbytes = self.lib.f4gemm_weight_bytes(self.h, n, k)
+        self._err(nbytes == 0, "f4gemm_weight_bytes")
+        w = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+        self._err(self.lib.f4gemm_pack_weight(self.h, b.data_ptr(), sb.data_ptr(), n, k, w.data_ptr(),
+                                              torch.cuda.current_stream().cuda_stream), "f4gemm_pack_weight")
+        return w
+
+    def operand(self, a, sa, m, k):
+        """A in the operand layout the kernels read (rows to 256, K to round_up(K, 256)), padded on the GPU by the
+        library (f4gemm_pad_a); a/sa: plain [m, k/2] and [m, k/32] (rows beyond m ignored)."""
+        db, sbb = ctypes.c_size_t(), ctypes.c_size_t()
+        self._err(self.lib.f4gemm_operand_bytes(self.h, m, k, ctypes.byref(db), ctypes.byref(sbb)),
+                  "f4gemm_operand_bytes")
+        ao = torch.empty(db.value, dtype=torch.uint8, device="cuda")
+        so = torch.empty(sbb.value, dtype=torch.uint8, device="cuda")
+        self._err(self.lib.f4gemm_pad_a(self.h, a.data_ptr(), sa.data_ptr(), m, k, ao.data_ptr(), so.data_ptr(),
+                                        torch.cuda.current_stream().cuda_stream), "f4gemm_pad_a")
+        return ao, so
+
+    def gemm(self, kernel, l2, m, n, k, ops, d):
+        rc = self.lib.f4gemm_gemm(self.h, kernel, l2, m, n, k, 1.0, 0.0, ops["a_op"].data_ptr(),
+                                  ops["sa_op"].data_ptr(), ops["w"].data_ptr(), 0, d.data_ptr(),
+                                  torch.cuda.current_stream().cuda_stream)
+        self._err(rc, "f4gemm_gemm")
 
 
 # ---- the read floor: a kernel that only reads the bytes (bench/read_floor_kernel.cu, docs/BENCH.md) ----------
@@ -137,59 +173,6 @@ def make_mx(rows, k, gen):
     scales = torch.full((prow, k // 32), 127, dtype=torch.uint8, device="cuda")
     scales[:rows] = torch.randint(124, 131, (rows, k // 32), dtype=torch.uint8, device="cuda", generator=gen)
     return packed, scales
-
-
-def bitplane_pack(b):
-    """B in the bit-plane layout of our decode kernels (include/f4gemm/layout.hpp, bitplane_word): inside
-    every 32-bit word (elements e0..e7, e_i in nibble i), byte q holds e_q (sign bit 7, magnitude bits
-    3..1) and e_{q+4} (magnitude bits 6..4, sign bit 0)."""
-    w = b.reshape(-1, 4)
-    e = [(w[:, i // 2] >> (4 * (i % 2))) & 0xF for i in range(8)]
-    out = torch.stack([((e[q] & 8) << 4) | ((e[q] & 7) << 1) | ((e[q + 4] & 7) << 4) | ((e[q + 4] & 8) >> 3)
-                       for q in range(4)], dim=1)
-    return out.reshape(b.shape).contiguous()
-
-
-def frag16_pack(b):
-    """B in the frag16 layout of our mma.sync decode kernels (include/f4gemm/layout.hpp, frag16_word_index):
-    the bit-plane words, shuffled so that after a 1D bulk copy of a 1024-byte chunk to shared memory each lane
-    gets a block's word of its m16n8k32 fragment with one conflict-free 4-byte load. Word t of scale block 4c+j
-    of row 16G+8h+g goes to word (G*(K/128) + c)*256 + h*128 + j*32 + (g*4 + t): a 1024-byte chunk per (16-row
-    group G, 128-K chunk c), rows g = 0..7 in its first 512 bytes, rows 8..15 in the next; in each half, block
-    j's 32 words (one per lane g*4+t) are the 128 contiguous bytes at j*128. b: uint8 [rows, K/2] plain,
-    rows % 16 == 0 (make_mx's rows are a multiple of 256), K % 128 == 0; returns uint8 [rows, K/2]."""
-    rows, kh = b.shape
-    if rows % 16 or kh % 64:
-        raise ValueError(f"frag16_pack: B has shape [{rows}, {kh}]: frag16 needs rows % 16 == 0 and "
-                         "K/2 % 64 == 0 (K % 128): pad the operand")
-    w = bitplane_pack(b).view(torch.int32).reshape(rows // 16, 2, 8, kh // 64, 4, 4)  # G, h, g, c, j, t
-    return w.permute(0, 3, 1, 4, 2, 5).contiguous().view(torch.uint8).reshape(rows, kh)  # G, c, h, j, g, t
-
-
-def frag16s_pack(b, sb):
-    """B in the frag16s layout of our dec kernels (include/f4gemm/layout.hpp, frag16s.h): per 16-row group a
-    64-byte header of row summary words (largest and smallest non-NaN exponent, NaN and any-exponent flags),
-    then per 128-K chunk its 1024 frag16 bytes and the group's 64 scale bytes (row r at 1024 + 4r + block % 4),
-    so one bulk copy brings both. b: uint8 [rows, K/2] plain, sb: uint8 [rows, K/32] plain (same rows);
-    returns uint8 [rows, K/2 + K/32 + 4]."""
-    rows, kh = b.shape
-    if sb.shape != (rows, kh // 16):
-        raise ValueError(f"frag16s_pack: scales have shape {tuple(sb.shape)}, need ({rows}, {kh // 16})")
-    g = rows // 16
-    f = frag16_pack(b).reshape(g, kh // 64, 1024)  # G, c, chunk bytes
-    s = sb.reshape(g, 16, kh // 64, 4).permute(0, 2, 1, 3).reshape(g, kh // 64, 64)  # G, c, r*4+j
-    nan = sb == 255
-    emax = torch.where(nan, torch.zeros_like(sb), sb).amax(dim=1)
-    emin = torch.where(nan, torch.full_like(sb, 255), sb).amin(dim=1)
-    flags = nan.any(dim=1).to(torch.uint8) | ((~nan).any(dim=1).to(torch.uint8) << 1)  # bits 16, 17 of the word
-    head = torch.stack([emax, emin, flags, torch.zeros_like(flags)], dim=1).reshape(g, 64)
-    body = torch.cat([f, s], dim=2).reshape(g, -1)
-    return torch.cat([head, body], dim=1).reshape(rows, kh + kh // 16 + 4).contiguous()
-
-
-# b_layout -> host transform of plain B (and its plain scales, which frag16s carries too)
-B_PACK = {"bitplane": lambda b, sb: bitplane_pack(b), "frag16": lambda b, sb: frag16_pack(b),
-          "frag16s": frag16s_pack}
 
 
 def dequant(packed, scales, rows, k, dtype=torch.float64):
@@ -288,6 +271,7 @@ def main():
                     help="the read-floor kernel (bench/read_floor_kernel.cu), timed on decode and mid-M shapes")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--shapes", default=None, help="comma list of MxNxK (default: the issue's shapes)")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default=None, help="a named shape set (serving: 36 cells)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -316,7 +300,9 @@ def main():
     del x, y
     print(f"copy bandwidth {copy_gbs:.0f} GB/s (read + write, median of 10 after warm-up)", flush=True)
 
-    if args.shapes:
+    if args.grid:
+        shapes = GRIDS[args.grid]
+    elif args.shapes:
         shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     elif args.quick:
         shapes = [(4096, 4096, 4096), (16, 16384, 16384), (128, 16384, 16384)]
@@ -351,10 +337,9 @@ def main():
             ops.append({"a": a, "sa": sa, "b": b, "sb": sb})
         d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
         kern, l2 = f4.select(m, n, k)
-        b_pack = B_PACK.get(f4.b_layout(kern))
-        if b_pack:  # the kernel reads B pre-shuffled (bitplane, frag16, frag16s), like aiter's bpreshuffle
-            for o in ops:
-                o["b_kernel"] = b_pack(o["b"], o["sb"])
+        for o in ops:  # one packed weight for every kernel, and A in the kernels' operand layout
+            o["w"] = f4.pack_weight(o["b"], o["sb"], n, k)
+            o["a_op"], o["sa_op"] = f4.operand(o["a"], o["sa"], m, k)
         # Correctness first: f4gemm vs the float64 reference on the GPU, the project's metric.
         d.fill_(float("nan"))
         f4.gemm(kern, l2, m, n, k, ops[0], d)
@@ -383,7 +368,7 @@ def main():
                                                              out_dtype=torch.bfloat16, use_fast_accum=True), nsets),
             "cublas_bf16": (lambda i: torch.matmul(bf[i][0], bf[i][1].t()), nsets_bf16),
         }
-        if floor and kind_of((m, n, k)) != "large":  # memory-bound shapes: the time only reading takes
+        if floor and m <= 256:  # memory-bound shapes: the time only reading takes
             rd = [torch.empty(in_bytes(m, n, k) // 16 * 16, dtype=torch.uint8, device="cuda") for _ in range(nsets)]
             nsets_fp8 = max(1, min(8, math.ceil(2 * L2_BYTES / fp8_in_bytes(m, n, k))))
             rd8 = [torch.empty(fp8_in_bytes(m, n, k) // 16 * 16, dtype=torch.uint8, device="cuda")

@@ -35,6 +35,12 @@ check "beta=0.5 alpha=2 with C" -m 300 -n 2048 -k 1024 --alpha 2 --beta 0.5
 check "NaN scales" -m 96 -n 256 -k 512 --data nan
 check "wide-scale data" -m 128 -n 512 -k 2048 --data wide
 check "--splitk -1 heuristic" -m 256 -n 1024 -k 8192 --splitk -1
+echo "== any model's shapes (the packed weight pads N and K) =="
+check "gpt-oss M=16 N=K=2880" -m 16 -n 2880 -k 2880
+check "N=1000 K=2880" -m 1 -n 1000 -k 2880
+check "M=300 N=2880 K=2880" -m 300 -n 2880 -k 2880
+check "M=1024 N=201 K=1056" -m 1024 -n 201 -k 1056
+for k in "${KERNELS[@]}"; do check "$k K=2880" --kernel "$k" -m 40 -n 1000 -k 2880; done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

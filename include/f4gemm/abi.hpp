@@ -6,14 +6,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "f4gemm/dim3.hpp"
 #include "f4gemm/kernarg.h"
 #include "f4gemm/manifest.hpp"
 
 namespace f4gemm {
-
-struct Dim3 {
-    unsigned x = 1, y = 1, z = 1;
-};
 
 // Launch plan for one (kernel, shape, split): pure arithmetic, no device.
 struct LaunchPlan {

@@ -55,10 +55,16 @@ struct Selection {
     bool tuned = false;         // taken from the tuned table
     HeuristicResult heuristic;  // steps filled when explain was asked for
 };
-// --kernel NAME (knl_name or co_name; forced split = max(L, 0)), else the tuned table's entry
-// for (q.num_cu, M, N, K) when it names a kernel of the manifest, else the heuristic.
+// The kernel-choice policy (src/driver/session.cpp, its one home; Session::select is how the faces reach
+// it): --kernel NAME (knl_name or co_name; forced split = max(L, 0)), else the tuned table's entry for
+// (q.num_cu, M, N, K) when it names a kernel of the manifest, else our sm_90a filters (max_m, smallest
+// covering tile, one kernel per tile width by priority) and aiter's heuristic.
 Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
                  const TunedTable* tuned = nullptr);
+
+// The K a kernel is launched with: the packed-weight (frag16s) kernels read B and A padded to
+// round_up(K, 256) (include/f4gemm/weight.h); the others take K as it is.
+int kernel_k(const KernelConfig& kc, int k);
 
 // Host-side operands of one problem, plain layouts.
 struct Problem {
@@ -67,8 +73,9 @@ struct Problem {
     MxOperand a, b;
     std::vector<uint16_t> c;  // bf16 [m, n] or empty
 };
-// Shape rules of the kernels (K % 256, N % 16, all positive): throws InvalidArgument naming the value.
-void check_shape(int m, int n, int k);
+// aiter's shape rules (the original's messages): K % 256, N % 16, all positive. Session::check_shape
+// applies them to aiter's manifests; the packed-weight kernels and the CPU take any N and K % 32.
+void check_shape_aiter(int m, int n, int k);
 // The seed's operands (or another DataKind) for m x n x k.
 Problem make_problem(int m, int n, int k, float alpha, float beta, DataKind kind, uint32_t seed_a,
                      uint32_t seed_b, bool with_c);
@@ -136,6 +143,7 @@ public:
 
     const LaunchPlan& plan() const { return plan_; }
     const KernelConfig& kernel() const { return kc_; }
+    int launch_k() const { return launch_k_; }
     // Adds one more operand set (same shape) that time_us rotates over.
     void add_rotation_set(const Problem& p);
     int sets() const { return int(sets_.size()); }
@@ -161,6 +169,7 @@ private:
     KernelConfig kc_;
     LaunchPlan plan_;
     int m_, n_, k_;
+    int launch_k_;  // kernel_k(kc_, k_)
     float alpha_, beta_;
     std::vector<DevicePointers> sets_;
     void* graph_ = nullptr;  // the recorded runs of the last Timing::Graph call, and how many

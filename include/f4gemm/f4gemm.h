@@ -1,8 +1,12 @@
-/* f4gemm C API: the library that bench/ loads from Python (ctypes) so f4gemm runs in the same
- * process as the peers it is compared with. Device pointers are integers (CUdeviceptr, e.g.
- * torch's tensor.data_ptr()); operands are in the layouts the kernel's manifest row names
- * (plain for our sm_90a kernels), rows over-allocated to 256 as docs/ABI.md says.
- * Every function returns 0 (or a valid handle) on success; f4gemm_last_error() says why not. */
+/* f4gemm C API: a thin face over the Session (include/f4gemm/session.hpp), loaded by bench/ from Python
+ * (ctypes) so f4gemm runs in the same process as the peers it is compared with. Device pointers are
+ * integers (CUdeviceptr, e.g. torch's tensor.data_ptr()). B is the packed weight W (f4gemm_pack_weight,
+ * docs/LAYOUTS_SM90.md "The packed weight W"): one buffer that carries B's scales, for every M.
+ * A is in the operand layout: round_up(M, 256) rows of round_up(K, 256)/2 bytes and its scales
+ * round_up(M, 256) rows of round_up(K, 256)/32 bytes (f4gemm_operand_bytes); for K % 256 == 0 that is the
+ * plain [M, K/2] layout with rows allocated to a multiple of 256. Padding K blocks of A hold zero data
+ * and the row's largest non-NaN scale; padding rows zero data (docs/ABI_SM90.md).
+ * Every function returns 0 (or a valid handle, or a size) on success; f4gemm_last_error() says why not. */
 #ifndef F4GEMM_F4GEMM_H
 #define F4GEMM_F4GEMM_H
 
@@ -26,8 +30,8 @@ int f4gemm_num_kernels(const f4gemm_handle* h);
 /* co_name, tile and split capability of kernel i (manifest order). */
 const char* f4gemm_kernel_name(const f4gemm_handle* h, int i);
 int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, int* split_k);
-/* The B layout kernel i reads ("plain", "aiter16x16", "bitplane", "frag16" or "frag16s";
- * docs/LAYOUTS_SM90.md): the caller of f4gemm_gemm passes B in it. NULL for a bad index. */
+/* The B layout kernel i reads: "frag16s" (the packed weight W's body) for every shipped sm_90a kernel;
+ * "plain", "aiter16x16", "bitplane", "frag16" for dev-ladder or aiter manifests. NULL for a bad index. */
 const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i);
 /* The SM count the heuristic uses. */
 int f4gemm_num_sms(const f4gemm_handle* h);
@@ -36,14 +40,38 @@ int f4gemm_num_sms(const f4gemm_handle* h);
  * (splitk as the CLI's --splitk). */
 int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split);
 
-/* Launches kernel `kernel` (-1: f4gemm_select's choice with splitk 0) asynchronously on `stream`
- * (a CUstream; 0 = the handle's own stream). c may be 0 when beta == 0.
- * A handle owns one workspace (split-K partials; the sm90pp1 pre-pass image on every call), reused by
- * each call: calls on one handle must be ordered (one stream, or synchronised); use one handle per
- * stream for concurrent GEMMs. */
+/* Bytes of the packed weight W of an n x k weight (a 256-byte header, then B padded to round_up(n, 256)
+ * rows and round_up(k, 256) columns with its scales); 0 on bad n or k (k must be a multiple of 32). */
+size_t f4gemm_weight_bytes(const f4gemm_handle* h, int n, int k);
+
+/* Bytes of the A operand layout for m x k: its data and its scales (either pointer may be NULL). */
+int f4gemm_operand_bytes(const f4gemm_handle* h, int m, int k, size_t* data_bytes, size_t* scale_bytes);
+
+/* Packs W on the device from plain B (uint8 [n, k/2], e2m1 pairs, element 2i in the low nibble) and its
+ * E8M0 scales (uint8 [n, k/32]), contiguous rows, into `w` (f4gemm_weight_bytes(h, n, k) bytes), on
+ * `stream` (0 = the handle's own). Bit-identical to the host packer (`f4gemm pack --layout weight`). */
+int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, int k, uint64_t w, uint64_t stream);
+
+/* Plain A (uint8 [m, k/2]) and its scales (uint8 [m, k/32]), contiguous rows, into the operand layout
+ * (a_out, a_scale_out of f4gemm_operand_bytes), on `stream`. */
+int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, uint64_t a_out, uint64_t a_scale_out,
+                 uint64_t stream);
+
+/* Activations x (bf16 when is_bf16, else fp32; [m, k], row pitch ldx elements) quantized to MXFP4 (OCP MX v1.0,
+ * bit-identical to the host quantizer) straight into the operand layout, on `stream`. */
+int f4gemm_quantize(f4gemm_handle* h, uint64_t x, int is_bf16, int m, int k, int ldx, uint64_t a_out,
+                    uint64_t a_scale_out, uint64_t stream);
+
+/* D = alpha * A * W^T + beta * C with kernel `kernel` (-1: f4gemm_select's choice, splitk 0),
+ * asynchronously on `stream` (a CUstream; 0 = the handle's own stream). c may be 0 when beta == 0.
+ * W must be packed for (n, k): a weight packed by this handle is checked by its recorded shape, another
+ * by its header (read once, outside graph capture). Buffers shorter than their allocation's end allows
+ * are refused before launch.
+ * A handle owns one workspace (split-K partials; the pre-pass image on every call), reused by each call:
+ * calls on one handle must be ordered (one stream, or synchronised); use one handle per stream for
+ * concurrent GEMMs. */
 int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, int k, float alpha, float beta,
-                uint64_t a, uint64_t a_scale, uint64_t b, uint64_t b_scale, uint64_t c, uint64_t d,
-                uint64_t stream);
+                uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d, uint64_t stream);
 
 #ifdef __cplusplus
 }

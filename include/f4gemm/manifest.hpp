@@ -36,6 +36,9 @@ struct KernelConfig {
     BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
     int max_m = 0;  // "max_m": our sm_90a selection policy offers this kernel only for M <= max_m (0: any M)
+    // "priority": our selection policy keeps, of two candidates covering the same tile (docs/HEURISTIC.md),
+    // the one with the lower value, then the one listed first (aiter's manifests: all 0, row order).
+    int priority = 0;
     std::map<std::string, std::string> extra;               // any other column, verbatim
     int line = 0;                                           // 1-based line in the CSV, for messages
 };

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "f4gemm/abi.hpp"
+#include "f4gemm/dim3.hpp"
 
 namespace f4gemm {
 
@@ -40,6 +40,12 @@ public:
     virtual void copy_to_device(DevPtr dst, const void* src, size_t bytes) = 0;
     virtual void copy_to_host(void* dst, DevPtr src, size_t bytes) = 0;
     virtual void memset(DevPtr dst, uint8_t value, size_t bytes) = 0;  // async on the stream
+    // Bytes from `p` to the end of the device allocation holding it (a caller's buffer-size check); 0 when
+    // the backend cannot tell or `p` is no device allocation. A pooled allocator (PyTorch's) may hand out
+    // parts of larger allocations, so this is an upper bound of the caller's buffer.
+    virtual size_t bytes_from(DevPtr p) { (void)p; return 0; }
+    // True while the stream in use is being captured into a graph (no synchronous copies then).
+    virtual bool capturing() { return false; }
     virtual void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
                         size_t args_bytes) = 0;  // async on the stream
     virtual void synchronize() = 0;

@@ -168,6 +168,10 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 if (!v.empty())
                     kc.max_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
                                          source, line_no);
+            } else if (name == "priority") {
+                if (!v.empty())
+                    kc.priority = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (lower = preferred)"},
+                                            source, line_no);
             } else if (name == "b_layout") {
                 if (v.empty()) continue;
                 try {

@@ -1,18 +1,16 @@
-// The C API of include/f4gemm/f4gemm.h over the driver's Launcher: errors become a thread-local
+// The C API of include/f4gemm/f4gemm.h: a thin face over the Session. Errors become a thread-local
 // message and a non-zero return, never an exception across the C boundary.
 #include "f4gemm/f4gemm.h"
 
 #include <memory>
 #include <string>
 
-#include "f4gemm/driver.hpp"
 #include "f4gemm/error.hpp"
-#include "f4gemm/tuned.hpp"
+#include "f4gemm/layout.hpp"
+#include "f4gemm/session.hpp"
 
 struct f4gemm_handle {
-    std::unique_ptr<f4gemm::Device> dev;
-    std::unique_ptr<f4gemm::Launcher> launcher;
-    f4gemm::TunedTable tuned;
+    std::unique_ptr<f4gemm::Session> session;
 };
 
 namespace {
@@ -31,8 +29,19 @@ int guarded(F&& f) {
     }
 }
 
-void require_handle(const f4gemm_handle* h) {
-    if (!h) throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "null f4gemm handle: call f4gemm_open first");
+f4gemm::Session& session(const f4gemm_handle* h) {
+    if (!h || !h->session)
+        throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "null f4gemm handle: call f4gemm_open first");
+    return *h->session;
+}
+
+const f4gemm::KernelConfig& kernel_at(const f4gemm_handle* h, int i) {
+    const f4gemm::Manifest& m = session(h).manifest();
+    if (i < 0 || i >= int(m.kernels.size()))
+        throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "kernel index " + std::to_string(i) +
+                                                               " out of range: the manifest has " +
+                                                               std::to_string(m.kernels.size()) + " kernels");
+    return m.kernels[size_t(i)];
 }
 
 }  // namespace
@@ -46,48 +55,41 @@ const char* f4gemm_last_error(void) {
 f4gemm_handle* f4gemm_open(const char* co_dir, int device) {
     f4gemm_handle* h = nullptr;
     guarded([&] {
+        if (device < 0)
+            throw f4gemm::Error(f4gemm::Errc::InvalidArgument,
+                                "device ordinal must be >= 0 (got " + std::to_string(device) + ")");
+        f4gemm::SessionOptions o;
+        o.backend = f4gemm::BackendKind::Cuda;
+        o.device = device;
+        o.co_dir = co_dir ? co_dir : "";
         auto owned = std::make_unique<f4gemm_handle>();
-        owned->dev = f4gemm::make_cuda_device(device);
-        const f4gemm::CoDirChoice co = f4gemm::resolve_co_dir(co_dir ? co_dir : "", true);
-        if (co.dir.empty())
-            throw f4gemm::Error(f4gemm::Errc::Manifest,
-                                "no code-object directory: pass co_dir or build the kernels");
-        f4gemm::Manifest m = f4gemm::filter_for_device(f4gemm::load_manifest(co.dir),
-                                                       f4gemm::BackendKind::Cuda, owned->dev->props().arch);
-        owned->tuned = f4gemm::load_tuned_for(co.dir, "");
-        owned->launcher = std::make_unique<f4gemm::Launcher>(*owned->dev, std::move(m));
+        owned->session = std::make_unique<f4gemm::Session>(o);
         h = owned.release();
     });
     return h;
 }
 
 void f4gemm_close(f4gemm_handle* h) {
-    if (!h) return;
-    h->launcher.reset();
-    h->dev.reset();
     delete h;
 }
 
 int f4gemm_num_kernels(const f4gemm_handle* h) {
-    return h ? int(h->launcher->manifest().kernels.size()) : 0;
+    return h && h->session ? int(h->session->manifest().kernels.size()) : 0;
 }
 
 const char* f4gemm_kernel_name(const f4gemm_handle* h, int i) {
     if (!h || i < 0 || i >= f4gemm_num_kernels(h)) return nullptr;
-    return h->launcher->manifest().kernels[size_t(i)].co_name.c_str();
+    return h->session->manifest().kernels[size_t(i)].co_name.c_str();
 }
 
 const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i) {
     if (!h || i < 0 || i >= f4gemm_num_kernels(h)) return nullptr;
-    return f4gemm::to_string(h->launcher->manifest().kernels[size_t(i)].b_layout);
+    return f4gemm::to_string(h->session->manifest().kernels[size_t(i)].b_layout);
 }
 
 int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, int* split_k) {
     return guarded([&] {
-        if (!h || i < 0 || i >= f4gemm_num_kernels(h))
-            throw f4gemm::Error(f4gemm::Errc::InvalidArgument,
-                                "kernel index " + std::to_string(i) + " out of range");
-        const f4gemm::KernelConfig& kc = h->launcher->manifest().kernels[size_t(i)];
+        const f4gemm::KernelConfig& kc = kernel_at(h, i);
         if (tile_m) *tile_m = kc.tile_m;
         if (tile_n) *tile_n = kc.tile_n;
         if (split_k) *split_k = kc.split_k;
@@ -95,53 +97,72 @@ int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, 
 }
 
 int f4gemm_num_sms(const f4gemm_handle* h) {
-    return h ? h->dev->props().num_cu : 0;
+    return h && h->session ? h->session->num_cu() : 0;
 }
 
 int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split) {
     return guarded([&] {
-        require_handle(h);
+        f4gemm::Session& s = session(h);
         if (!kernel || !log2_k_split)
             throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "f4gemm_select: null output pointer");
-        f4gemm::check_shape(m, n, k);
-        const f4gemm::Manifest& man = h->launcher->manifest();
-        f4gemm::HeuristicQuery q{m, n, k, h->dev->props().num_cu, splitk, f4gemm::default_bpreshuffle(man)};
-        const f4gemm::Selection s = f4gemm::select(man, "", q, false, &h->tuned);
-        *kernel = s.index;
-        *log2_k_split = s.log2_k_split;
+        f4gemm::GemmRequest r;
+        r.m = m;
+        r.n = n;
+        r.k = k;
+        r.splitk = splitk;
+        const f4gemm::Choice c = s.select(r);
+        *kernel = c.index;
+        *log2_k_split = c.log2_k_split;
     });
 }
 
-int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, int k, float alpha, float beta,
-                uint64_t a, uint64_t a_scale, uint64_t b, uint64_t b_scale, uint64_t c, uint64_t d,
-                uint64_t stream) {
+size_t f4gemm_weight_bytes(const f4gemm_handle* h, int n, int k) {
+    size_t bytes = 0;
+    guarded([&] {
+        session(h);
+        bytes = f4gemm::Session::weight_bytes(n, k);
+    });
+    return bytes;
+}
+
+int f4gemm_operand_bytes(const f4gemm_handle* h, int m, int k, size_t* data_bytes, size_t* scale_bytes) {
     return guarded([&] {
-        require_handle(h);
-        f4gemm::check_shape(m, n, k);
-        if (kernel < 0 && f4gemm_select(h, m, n, k, 0, &kernel, &log2_k_split) != 0)
-            throw f4gemm::Error(f4gemm::Errc::NotFound, g_last_error);
-        if (kernel >= f4gemm_num_kernels(h))
-            throw f4gemm::Error(f4gemm::Errc::InvalidArgument,
-                                "kernel index " + std::to_string(kernel) + " out of range");
-        if (beta != 0.f && !c)
-            throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "beta != 0 needs a C pointer");
-        const f4gemm::KernelConfig& kc = h->launcher->manifest().kernels[size_t(kernel)];
-        const f4gemm::LaunchPlan plan = f4gemm::make_launch_plan(kc, m, n, k, log2_k_split, c != 0);
-        f4gemm::DevicePointers ptr;
-        ptr.a = a;
-        ptr.scale_a = a_scale;
-        ptr.b = b;
-        ptr.scale_b = b_scale;
-        ptr.c = c;
-        ptr.d = d;
-        h->dev->set_stream(stream);
-        try {
-            h->launcher->launch(kernel, plan, ptr, m, n, k, alpha, beta);
-        } catch (...) {
-            h->dev->set_stream(0);
-            throw;
-        }
-        h->dev->set_stream(0);
+        session(h);
+        f4gemm::Session::operand_bytes(m, k, data_bytes, scale_bytes);
+    });
+}
+
+int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, uint64_t a_out, uint64_t a_scale_out,
+                 uint64_t stream) {
+    return guarded([&] { session(h).pad_a(a, a_scale, m, k, a_out, a_scale_out, stream); });
+}
+
+int f4gemm_quantize(f4gemm_handle* h, uint64_t x, int is_bf16, int m, int k, int ldx, uint64_t a_out,
+                    uint64_t a_scale_out, uint64_t stream) {
+    return guarded([&] { session(h).quantize(x, is_bf16 != 0, m, k, ldx, a_out, a_scale_out, stream); });
+}
+
+int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, int k, uint64_t w, uint64_t stream) {
+    return guarded([&] { session(h).pack_weight(b, b_scale, n, k, w, stream); });
+}
+
+int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, int k, float alpha, float beta,
+                uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d, uint64_t stream) {
+    return guarded([&] {
+        f4gemm::Session::DeviceGemm g;
+        g.m = m;
+        g.n = n;
+        g.k = k;
+        g.alpha = alpha;
+        g.beta = beta;
+        g.a = a;
+        g.a_scale = a_scale;
+        g.w = w;
+        g.c = c;
+        g.d = d;
+        g.kernel = kernel;
+        g.log2_k_split = log2_k_split;
+        session(h).gemm(g, stream);
     });
 }
 

@@ -153,104 +153,11 @@ int default_num_cu(const Manifest& m) {
                 "architecture: pass --num-cu N");
 }
 
-Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
-                 const TunedTable* tuned) {
-    Selection s;
-    if (!kernel.empty()) {
-        s.index = find_kernel(m, kernel);
-        if (s.index < 0)
-            throw Error(Errc::NotFound,
-                        "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
-        s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
-        return s;
-    }
-    if (tuned && q.log2_k_split == 0) {
-        if (const TunedEntry* e = tuned->find(q.num_cu, q.m, q.n, q.k)) {
-            const int idx = find_kernel(m, e->kernel);
-            if (idx >= 0) {
-                s.index = idx;
-                s.log2_k_split = m.kernels[size_t(idx)].split_k ? e->log2_k_split : 0;
-                s.tuned = true;
-                return s;
-            }
-        }
-    }
-    // Our sm_90a kernels: before aiter's rule, drop tiles taller than the smallest tile that covers
-    // M in one row of tiles. aiter's rule counts rounds and then prefers the larger compute/memory
-    // ratio, so for M = 1..16 it picked the 128-row tile, measured 2x slower than the 16-row decode
-    // tile (docs/PERF.md entry 5). aiter manifests are left to the exact port.
-    std::vector<int> keep;  // manifest indices that stay candidates
-    std::vector<HeuristicStep> dropped;
-    const bool ours = !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
-        return kc.abi != KernelAbi::Aiter;
-    });
-    // A kernel with max_m (manifest column) is offered only up to that M: listed before its same-tile
-    // twin, it wins the twin rule below for M <= max_m and steps aside above (docs/HEURISTIC.md).
-    const auto over_max_m = [&](const KernelConfig& kc) { return ours && kc.max_m > 0 && q.m > kc.max_m; };
-    int cover = 0;  // smallest tile_M >= M, 0 if none
-    if (ours)
-        for (const KernelConfig& kc : m.kernels)
-            if (!over_max_m(kc) && kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover)) cover = kc.tile_m;
-    Manifest candidates = m;
-    candidates.kernels.clear();
-    for (size_t i = 0; i < m.kernels.size(); ++i) {
-        if (over_max_m(m.kernels[i])) {
-            dropped.push_back({int(i), 0, false,
-                               "skip: max_m " + std::to_string(m.kernels[i].max_m) + " < M (f4gemm sm_90a policy)"});
-            continue;
-        }
-        if (cover && m.kernels[i].tile_m > cover) {
-            dropped.push_back({int(i), 0, false,
-                               "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " + std::to_string(cover) +
-                                   ", the smallest tile covering M (f4gemm sm_90a policy)"});
-            continue;
-        }
-        // Variants of one tile (pre-pass vs on-the-fly, bit-plane vs plain B): aiter's rule sees exact
-        // ties and, being non-transitive, would pick by list position in ways that change with the
-        // other candidates. Our manifests list the preferred variant first (docs/HEURISTIC.md): keep it.
-        // A tile that fits c CTAs per SM covers, per wave, what a tile c times as wide covers with one:
-        // aiter's rule counts rounds on one CTA per CU, so it would take a one-CTA 16 x 128 tile over
-        // two-CTA 16 x 64 ones that fill the same SMs (measured 1.2-1.4x slower, docs/PERF.md entry 19).
-        // So the twin key is (tile_M, tile_N x CTAs per SM).
-        if (ours) {
-            const KernelConfig& kc = m.kernels[i];
-            const auto width = [](const KernelConfig& c) { return long(c.tile_n) * sm90_ctas_per_sm(c); };
-            const auto twin = std::find_if(keep.begin(), keep.end(), [&](int j) {
-                const KernelConfig& o = m.kernels[size_t(j)];
-                return o.tile_m == kc.tile_m && width(o) == width(kc);
-            });
-            if (twin != keep.end()) {
-                const KernelConfig& o = m.kernels[size_t(*twin)];
-                const bool same_tile = o.tile_n == kc.tile_n;
-                dropped.push_back({int(i), 0, false,
-                                   (same_tile ? "skip: same tile as " + o.co_name
-                                              : "skip: " + std::to_string(kc.tile_m) + "x" + std::to_string(kc.tile_n) +
-                                                    " x " + std::to_string(sm90_ctas_per_sm(kc)) +
-                                                    " CTA/SM covers what " + o.co_name + " (" +
-                                                    std::to_string(o.tile_m) + "x" + std::to_string(o.tile_n) +
-                                                    " x " + std::to_string(sm90_ctas_per_sm(o)) + " CTA/SM) does") +
-                                       ", listed first (f4gemm sm_90a policy)"});
-                continue;
-            }
-        }
-        keep.push_back(int(i));
-        candidates.kernels.push_back(m.kernels[i]);
-    }
-    s.heuristic = select_kernel(candidates, q, explain);
-    for (HeuristicStep& st : s.heuristic.steps) st.index = keep[size_t(st.index)];
-    s.heuristic.steps.insert(s.heuristic.steps.begin(), dropped.begin(), dropped.end());
-    s.index = s.heuristic.index >= 0 ? keep[size_t(s.heuristic.index)] : -1;
-    s.heuristic.index = s.index;
-    if (!explain) s.heuristic.steps.clear();
-    s.log2_k_split = s.heuristic.log2_k_split;
-    if (s.index < 0)
-        throw Error(Errc::NotFound,
-                    "heuristic found no kernel for this shape: force one with --kernel or check "
-                    "--bpreshuffle");
-    return s;
+int kernel_k(const KernelConfig& kc, int k) {
+    return kc.b_layout == BLayout::Frag16S ? int(w_k_pad(size_t(k))) : k;
 }
 
-void check_shape(int m, int n, int k) {
+void check_shape_aiter(int m, int n, int k) {
     if (m <= 0)
         throw Error(Errc::InvalidArgument,
                     "M must be positive (got " + std::to_string(m) + "): pass -m N with N >= 1");
@@ -324,12 +231,14 @@ std::shared_ptr<const OperandImage> Launcher::image(const Problem& p, bool is_b,
     const MxOperand& op = is_b ? p.b : p.a;
     const size_t rows = size_t(is_b ? p.n : p.m), k = size_t(p.k);
     auto make = [&] {
+        // The packed-weight kernels: B as the W body, A padded to the same round_up(K, 256).
+        const size_t kp = bl == BLayout::Frag16S ? w_k_pad(k) : k;
         return std::make_shared<const OperandImage>(
             is_b ? make_b_image(op.packed.data(), op.scales.data(), rows, k, bl, sl)
-                 : make_a_image(op.packed.data(), op.scales.data(), rows, k, sl));
+                 : make_a_image(op.packed.data(), op.scales.data(), rows, k, sl, kp));
     };
     if (!image_cache_) return make();
-    const ImageKey key{is_b, op.packed.data(), op.scales.data(), rows, k, is_b ? int(bl) : -1, int(sl)};
+    const ImageKey key{is_b, op.packed.data(), op.scales.data(), rows, k, int(bl), int(sl)};
     const auto it = images_.find(key);
     if (it != images_.end()) {
         ++image_hits_;
@@ -384,9 +293,10 @@ GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_sp
       m_(p.m),
       n_(p.n),
       k_(p.k),
+      launch_k_(kernel_k(kc_, p.k)),
       alpha_(p.alpha),
       beta_(p.beta) {
-    plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
+    plan_ = make_launch_plan(kc_, p.m, p.n, launch_k_, log2_k_split, !p.c.empty());
     launcher_.prepare(index_);
     upload(p);
 }
@@ -398,9 +308,10 @@ GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const P
       m_(p.m),
       n_(p.n),
       k_(p.k),
+      launch_k_(kernel_k(kc_, p.k)),
       alpha_(p.alpha),
       beta_(p.beta) {
-    plan_ = make_launch_plan(kc_, p.m, p.n, p.k, log2_k_split, !p.c.empty());
+    plan_ = make_launch_plan(kc_, p.m, p.n, launch_k_, log2_k_split, !p.c.empty());
     launcher_.prepare(index_);
     upload(p);
 }
@@ -420,7 +331,7 @@ void GpuGemm::upload(const Problem& p) {
     ptr.a = put(a.data, plan_.a_bytes);
     ptr.scale_a = put(a.scales, plan_.sa_bytes);
     ptr.b = put(b.data, plan_.b_bytes);
-    ptr.scale_b = put(b.scales, plan_.sb_bytes);
+    ptr.scale_b = b.scales.empty() ? 0 : put(b.scales, plan_.sb_bytes);  // W carries B's scales
     ptr.d = dev.alloc(plan_.d_bytes);
     dev.memset(ptr.d, 0, plan_.d_bytes);  // aiter allocates D zeroed; padding rows stay defined
     if (!p.c.empty()) {
@@ -448,7 +359,7 @@ GpuGemm::~GpuGemm() {
 void GpuGemm::run_once(int set) {
     DevicePointers ptr = sets_.at(size_t(set));
     ptr.workspace = own_workspace_;  // 0: the launcher's shared one
-    launcher_.launch(index_, plan_, ptr, m_, n_, k_, alpha_, beta_);
+    launcher_.launch(index_, plan_, ptr, m_, n_, launch_k_, alpha_, beta_);
 }
 
 void GpuGemm::ensure_graph(int iters) {

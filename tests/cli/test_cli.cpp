@@ -392,17 +392,89 @@ TEST(CliBadInput, PackFrag16Shapes) {
         "has shape [16, 96]: frag16 needs");
     EXPECT_FALSE(fs::exists(t / "o.npy"));
     expect_one_line_error(f4("pack --layout frag --in " + (t / "r24.npy") + " --out " + (t / "o.npy")),
-                          "use aiter-b, aiter-scale, bitplane, frag16 or frag16s");
+                          "use weight, aiter-b, aiter-scale, bitplane, frag16 or frag16s");
 }
 
 TEST(CliBadInput, Shapes) {
-    expect_one_line_error(f4("--backend cpu -k 300"), "K must be a multiple of 256 (got 300)");
-    expect_one_line_error(f4("--backend cpu -n 100"),
-                          "N must be a multiple of 16 for the B preshuffle (got 100)");
+    // The CPU backend and the packed-weight kernels take any N >= 1 and K % 32 == 0.
+    expect_one_line_error(f4("--backend cpu -k 300"), "K must be a positive multiple of 32 (got 300)");
     expect_one_line_error(f4("--backend cpu -m 0"), "M must be positive (got 0)");
     expect_one_line_error(f4("--backend cpu -n -16"), "N must be positive (got -16)");
-    expect_one_line_error(f4("--backend cpu -k 0"), "K must be positive (got 0)");
+    expect_one_line_error(f4("--backend cpu -k 0"), "K must be a positive multiple of 32 (got 0)");
+    // aiter's kernels keep the original's rules and messages.
     expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 -k 100"), "K must be a multiple of 256");
+    expect_one_line_error(f4("--dry-run " + kAiter + " --num-cu 256 -n 100"),
+                          "N must be a multiple of 16 for the B preshuffle (got 100)");
+}
+
+TEST(Cli, AnyModelShapeOnTheCpu) {
+    // gpt-oss's K = 2880 (K % 256 = 64), N = 2880 and N = 1000 (not a multiple of 16): verified.
+    for (const char* shape : {"-m 16 -n 2880 -k 2880", "-m 3 -n 1000 -k 2880", "-m 5 -n 1 -k 32"}) {
+        const Result r = f4(std::string("--backend cpu --iters 0 ") + shape);
+        EXPECT_EQ(r.rc, 0) << shape << r.out << r.err;
+        EXPECT_NE(r.out.find("PASSED"), std::string::npos) << shape << r.out;
+    }
+}
+
+TEST(Cli, PackWeightRoundTripAndTheRealDataPath) {
+    TempDir t;
+    const size_t m = 4, n = 1000, k = 2880;
+    const f4gemm::MxOperand a = f4gemm::make_operand(m, k, 31, f4gemm::DataKind::Gaussian);
+    const f4gemm::MxOperand b = f4gemm::make_operand(n, k, 32, f4gemm::DataKind::Gaussian);
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {n, k / 2}, b.packed.data());
+    f4gemm::npy_write(t / "sb.npy", f4gemm::NpyDtype::U8, {n, k / 32}, b.scales.data());
+    f4gemm::npy_write(t / "a.npy", f4gemm::NpyDtype::U8, {m, k / 2}, a.packed.data());
+    f4gemm::npy_write(t / "sa.npy", f4gemm::NpyDtype::U8, {m, k / 32}, a.scales.data());
+    Result r = f4("pack --layout weight --in " + (t / "b.npy") + " --scales " + (t / "sb.npy") + " --out " +
+                  (t / "w.npy"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    const f4gemm::NpyArray w = f4gemm::npy_read(t / "w.npy");
+    EXPECT_EQ(w.bytes, f4gemm::pack_weight(b.packed.data(), b.scales.data(), n, k));
+    EXPECT_EQ(w.bytes.size(), f4gemm::w_bytes(n, k));
+    r = f4("pack --layout weight --inverse --in " + (t / "w.npy") + " --out " + (t / "bu.npy") + " --scales " +
+           (t / "su.npy"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
+    EXPECT_EQ(f4gemm::npy_read(t / "su.npy").bytes, b.scales);
+    // The real-data path with N = 1000, K = 2880 (the GPU path packs W itself; here the CPU backend).
+    r = f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") + " --b " +
+           (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " + (t / "d.npy"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("shape M=4 N=1000 K=2880"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("PASSED"), std::string::npos) << r.out;
+    EXPECT_EQ(f4gemm::npy_read(t / "d.npy").shape, (std::vector<size_t>{m, n}));
+    // A damaged W is refused by its header, naming the file; nothing is written.
+    std::vector<uint8_t> bad = w.bytes;
+    bad.pop_back();
+    f4gemm::npy_write(t / "bad.npy", f4gemm::NpyDtype::U8, {1, bad.size()}, bad.data());
+    expect_one_line_error(f4("pack --layout weight --inverse --in " + (t / "bad.npy") + " --out " + (t / "o.npy") +
+                             " --scales " + (t / "so.npy")),
+                          "truncated or padded");
+    EXPECT_FALSE(fs::exists(t / "o.npy"));
+    expect_one_line_error(f4("pack --layout weight --in " + (t / "b.npy") + " --out " + (t / "o.npy")),
+                          "--layout weight needs --scales");
+}
+
+TEST(CliBadInput, NegativeCountsAndUnwritableOutputs) {
+    TempDir t;
+    expect_one_line_error(f4("--backend cpu --iters -1"), "--iters");
+    expect_one_line_error(f4("--backend cpu --warmup -3"), "--warmup");
+    // --json into a folder that does not exist: refused before the work, and --out is not left behind.
+    const size_t m = 2, n = 16, k = 64;
+    const f4gemm::MxOperand a = f4gemm::make_operand(m, k, 1), b = f4gemm::make_operand(n, k, 2);
+    f4gemm::npy_write(t / "a.npy", f4gemm::NpyDtype::U8, {m, k / 2}, a.packed.data());
+    f4gemm::npy_write(t / "sa.npy", f4gemm::NpyDtype::U8, {m, k / 32}, a.scales.data());
+    f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {n, k / 2}, b.packed.data());
+    f4gemm::npy_write(t / "sb.npy", f4gemm::NpyDtype::U8, {n, k / 32}, b.scales.data());
+    expect_one_line_error(f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") +
+                             " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " + (t / "d.npy") +
+                             " --json " + (t / "no/such/dir/r.json")),
+                          "cannot write --json");
+    EXPECT_FALSE(fs::exists(t / "d.npy"));
+    expect_one_line_error(f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") +
+                             " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " +
+                             (t / "nodir/d.npy")),
+                          "cannot write --out");
 }
 
 TEST(CliBadInput, Flags) {

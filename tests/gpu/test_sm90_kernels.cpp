@@ -14,6 +14,7 @@
 #include "f4gemm/driver.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
+#include "f4gemm/npy.hpp"
 
 namespace fs = std::filesystem;
 using namespace f4gemm;
@@ -86,6 +87,50 @@ TEST(Sm90, EveryKernelAt300x2048x1024) {
         const VerifyResult v = run_case(int(i), 0, p);
         EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << describe(v);
         EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
+    }
+}
+
+// Any model's shapes on every shipped kernel (they all read the packed weight W): gpt-oss's K = 2880
+// (K % 256 = 64, padded inside W and the A operand), N = 2880 and N = 1000 (not a multiple of 16), a K
+// below one 256-K stage, and M on both sides of the tiles; each against the float64 reference.
+TEST(Sm90, EveryKernelOnAnyModelShape) {
+    REQUIRE_GPU();
+    struct Shape {
+        int m, n, k;
+    };
+    for (const Shape s : {Shape{16, 2880, 2880}, Shape{1, 1000, 2880}, Shape{130, 1000, 2880},
+                          Shape{33, 2880, 96}, Shape{300, 201, 1056}}) {
+        const Problem p = make_problem(s.m, s.n, s.k, 1.f, 0.f, DataKind::Gaussian, kSeedA + s.k, kSeedB + s.n, false);
+        for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
+            const VerifyResult v = run_case(int(i), 0, p);
+            EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x" << s.k
+                                    << " " << describe(v);
+            EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
+        }
+        const int kern = heuristic_pick(s.m, s.n, s.k);
+        std::printf("%dx%dx%d: the policy picks %s\n", s.m, s.n, s.k,
+                    gpu()->manifest.kernels[size_t(kern)].co_name.c_str());
+    }
+}
+
+// The dev ladder (build/kernels/sm90a/dev: simple_64x64, the reference rung, and the plain-B kernels kept for
+// measurement): built and tested, not installed.
+TEST(Sm90, DevLadderKernels) {
+    REQUIRE_GPU();
+    const std::string dir = gpu()->manifest.dir + "/dev";
+    if (!fs::exists(fs::path(dir) / kManifestFile)) GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
+    const Manifest ladder = filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    ASSERT_FALSE(ladder.kernels.empty());
+    EXPECT_GE(find_kernel(ladder, "f4gemm_sm90a_simple_64x64"), 0);
+    const Problem p = make_problem(130, 1040, 1024, 2.f, 0.5f, DataKind::Seed, kSeedA, kSeedB, true);
+    const std::vector<float> ref = reference_for(p);
+    for (size_t i = 0; i < ladder.kernels.size(); ++i) {
+        GpuGemm g(*gpu()->dev, ladder, int(i), 0, p);
+        const std::vector<uint16_t> d = g.run_and_fetch();
+        const VerifyResult v = verify_bf16(d.data(), size_t(p.n), ref.data(), size_t(p.m), size_t(p.n),
+                                           default_tolerance(false));
+        EXPECT_TRUE(v.passed()) << ladder.kernels[i].co_name << " " << describe(v);
+        EXPECT_LE(v.max_rel_err, kBf16Rounding) << ladder.kernels[i].co_name;
     }
 }
 
@@ -330,6 +375,39 @@ TEST(Sm90, CommandWithNoArgumentsPasses) {
     EXPECT_NE(out.find("sm_90a"), std::string::npos) << out;
 }
 
+// The command on real data (.npy) the old rules refused: K = 2880 with N = 2880 and N = 1000, on the GPU; the
+// run packs W itself and verifies against the float64 reference.
+TEST(Sm90, CommandOnRealDataAnyModelShape) {
+    REQUIRE_GPU();
+    const fs::path dir = fs::temp_directory_path() / ("f4gemm_real_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    for (const auto& mn : std::vector<std::pair<size_t, size_t>>{{16, 2880}, {3, 1000}}) {
+        const size_t m = mn.first, n = mn.second, k = 2880;
+        const MxOperand a = make_operand(m, k, 101, DataKind::Gaussian), b = make_operand(n, k, 102, DataKind::Gaussian);
+        npy_write((dir / "a.npy").string(), NpyDtype::U8, {m, k / 2}, a.packed.data());
+        npy_write((dir / "sa.npy").string(), NpyDtype::U8, {m, k / 32}, a.scales.data());
+        npy_write((dir / "b.npy").string(), NpyDtype::U8, {n, k / 2}, b.packed.data());
+        npy_write((dir / "sb.npy").string(), NpyDtype::U8, {n, k / 32}, b.scales.data());
+        const std::string d = (dir / "d.npy").string();
+        const std::string cmd = std::string(F4GEMM_EXE) + " --backend cuda --iters 5 --a " + (dir / "a.npy").string() +
+                                " --a-scale " + (dir / "sa.npy").string() + " --b " + (dir / "b.npy").string() +
+                                " --b-scale " + (dir / "sb.npy").string() + " --out " + d + " 2>&1";
+        FILE* f = popen(cmd.c_str(), "r");
+        ASSERT_NE(f, nullptr);
+        std::string out;
+        char buf[512];
+        while (fgets(buf, sizeof buf, f)) out += buf;
+        const int rc = pclose(f);
+        std::printf("%s", out.c_str());
+        EXPECT_EQ(rc, 0) << out;
+        EXPECT_NE(out.find("[f4gemm] PASSED"), std::string::npos) << out;
+        EXPECT_NE(out.find("K padded to 3072"), std::string::npos) << out;
+        const NpyArray got = npy_read(d);
+        EXPECT_EQ(got.shape, (std::vector<size_t>{m, n}));
+    }
+    fs::remove_all(dir);
+}
+
 // f4gemm tune end to end: every candidate verified and timed, the operand images packed once per layout
 // and reused by the other candidates, a one-row table written, and that table then preferred by the driver.
 TEST(Sm90, TuneWritesATableTheDriverPrefers) {
@@ -351,8 +429,8 @@ TEST(Sm90, TuneWritesATableTheDriverPrefers) {
     EXPECT_EQ(out.find("FAILED"), std::string::npos) << out;
     const size_t best = out.find("best 200x1024x1024: ");
     ASSERT_NE(best, std::string::npos) << out;
-    // Per operand set (200x1024x1024 rotates 8 sets past 2x L2): A once, B once per B layout of the
-    // manifest (plain, bitplane, frag16s); every other candidate reuses them.
+    // Per operand set (200x1024x1024 rotates 8 sets past 2x L2): A once, B once (the one packed weight
+    // format of the manifest); every other candidate reuses them.
     int packed = -1, reused = -1;
     ASSERT_EQ(std::sscanf(out.c_str() + out.find("operand images packed ", best), "operand images packed %d, reused %d",
                           &packed, &reused),

@@ -109,9 +109,12 @@ TEST(ImageCache, PacksEachImageOnceAndUploadsTheSameBytes) {
     const auto b_hit = l.image(p, true, BLayout::Frag16S, ScaleLayout::Plain);
     EXPECT_EQ(image_bytes(*b_hit), image_bytes(want));
     EXPECT_EQ(l.image_cache_hits(), 3u);
-    // A's key ignores the B layout.
+    // A's key includes the B layout: the packed-weight kernels pad A's K as W's (round_up(K, 256)).
+    l.image(p, false, BLayout::Frag16S, ScaleLayout::Plain);
+    EXPECT_EQ(l.image_cache_hits(), 4u);
     l.image(p, false, BLayout::Plain, ScaleLayout::Plain);
     EXPECT_EQ(l.image_cache_hits(), 4u);
+    EXPECT_EQ(l.image_cache_size(), 6u);
 
     l.clear_image_cache();
     EXPECT_EQ(l.image_cache_size(), 0u);
@@ -142,7 +145,7 @@ TEST(ImageCache, UploadedBytesMatchWithAndWithoutTheCache) {
         return added;
     };
     const auto with = uploaded(true), without = uploaded(false);
-    EXPECT_EQ(with.size(), 5u);  // A, A scales, B, B scales, D
+    EXPECT_EQ(with.size(), 4u);  // A, A scales, W's body (it carries B's scales), D
     EXPECT_EQ(with, without);
     fs::remove_all(dir);
 }

@@ -312,3 +312,27 @@ TEST(Manifest, EmptyFileOnDiskNamesPath) {
             << e.what();
     }
 }
+
+// The shipped sm_90a manifest (when the kernels were built here): every kernel reads B as the packed weight
+// W (b_layout frag16s), carries an explicit priority, and the dev ladder beside it is a separate manifest.
+TEST(Manifest, ShippedSm90aManifestNamesOneBFormat) {
+    const std::string dir = F4GEMM_SM90A_BUILD_DIR;
+    std::ifstream probe(dir + "/" + kManifestFile);
+    if (!probe) GTEST_SKIP() << "sm_90a kernels not built here (no nvcc)";
+    const Manifest m = load_manifest(dir);
+    ASSERT_FALSE(m.kernels.empty());
+    bool has_priority = false;
+    for (const std::string& c : m.columns) has_priority |= c == "priority";
+    EXPECT_TRUE(has_priority);
+    for (const KernelConfig& kc : m.kernels) {
+        EXPECT_EQ(kc.b_layout, BLayout::Frag16S) << kc.co_name << " reads B in " << to_string(kc.b_layout);
+        EXPECT_EQ(kc.arch, "sm_90a") << kc.co_name;
+        EXPECT_GT(kc.smem_bytes, 0) << kc.co_name;
+        EXPECT_GT(kc.threads, 0) << kc.co_name;
+    }
+    EXPECT_LT(find_kernel(m, "f4gemm_sm90a_simple_64x64"), 0) << "simple_64x64 belongs to the dev ladder";
+    std::ifstream ladder(dir + "/dev/" + kManifestFile);
+    if (ladder) {
+        EXPECT_GE(find_kernel(load_manifest(dir + "/dev"), "f4gemm_sm90a_simple_64x64"), 0);
+    }
+}

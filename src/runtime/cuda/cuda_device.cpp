@@ -165,6 +165,17 @@ public:
     void memset(DevPtr dst, uint8_t value, size_t bytes) override {
         if (bytes) F4GEMM_CU((dst, value, bytes, stream_), cuMemsetD8Async);
     }
+    size_t bytes_from(DevPtr p) override {
+        CUdeviceptr base = 0;
+        size_t size = 0;
+        if (api().cuMemGetAddressRange(&base, &size, p) != CUDA_SUCCESS) return 0;
+        return base + size > p ? size_t(base + size - p) : 0;
+    }
+    bool capturing() override {
+        CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+        if (api().cuStreamIsCapturing(stream_, &st) != CUDA_SUCCESS) return false;
+        return st != CU_STREAM_CAPTURE_STATUS_NONE;
+    }
     void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
                 size_t args_bytes) override {
         size_t size = args_bytes;

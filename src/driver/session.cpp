@@ -1,0 +1,589 @@
+// The Session (include/f4gemm/session.hpp): the front door every face (command line, C API, Python) goes
+// through, and the one home of the kernel-choice policy (select, below). Opened once: backend, device,
+// code-object folder, manifest, device filter, tuned table, launcher; then select, prepare (host operands),
+// pack_weight and gemm (device pointers) and tune.
+#include "f4gemm/session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "f4gemm/error.hpp"
+#include "f4gemm/layout.hpp"
+#include "f4gemm/util_args.h"
+#include "f4gemm/weight.h"
+
+namespace f4gemm {
+
+// ---- the kernel-choice policy ------------------------------------------------------------------
+
+Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
+                 const TunedTable* tuned) {
+    Selection s;
+    if (!kernel.empty()) {
+        s.index = find_kernel(m, kernel);
+        if (s.index < 0)
+            throw Error(Errc::NotFound,
+                        "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
+        s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
+        return s;
+    }
+    if (tuned && q.log2_k_split == 0) {
+        if (const TunedEntry* e = tuned->find(q.num_cu, q.m, q.n, q.k)) {
+            const int idx = find_kernel(m, e->kernel);
+            if (idx >= 0) {
+                s.index = idx;
+                s.log2_k_split = m.kernels[size_t(idx)].split_k ? e->log2_k_split : 0;
+                s.tuned = true;
+                return s;
+            }
+        }
+    }
+    // Our sm_90a kernels: before aiter's rule, drop tiles taller than the smallest tile that covers
+    // M in one row of tiles. aiter's rule counts rounds and then prefers the larger compute/memory
+    // ratio, so for M = 1..16 it picked the 128-row tile, measured 2x slower than the 16-row decode
+    // tile (docs/PERF.md entry 5). aiter manifests are left to the exact port.
+    std::vector<int> keep;  // manifest indices that stay candidates
+    std::vector<HeuristicStep> dropped;
+    const bool ours = !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
+        return kc.abi != KernelAbi::Aiter;
+    });
+    // A kernel with max_m (manifest column) is offered only up to that M: listed before its same-tile
+    // twin, it wins the twin rule below for M <= max_m and steps aside above (docs/HEURISTIC.md).
+    const auto over_max_m = [&](const KernelConfig& kc) { return ours && kc.max_m > 0 && q.m > kc.max_m; };
+    int cover = 0;  // smallest tile_M >= M, 0 if none
+    if (ours)
+        for (const KernelConfig& kc : m.kernels)
+            if (!over_max_m(kc) && kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover)) cover = kc.tile_m;
+    Manifest candidates = m;
+    candidates.kernels.clear();
+    // Candidates in priority order (the manifest's priority column, then row order): the twin rule below
+    // keeps the first of two kernels covering the same tile width, and aiter's rule breaks exact ties by
+    // the order it is given.
+    std::vector<size_t> order(m.kernels.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (ours)
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
+    for (const size_t i : order) {
+        if (over_max_m(m.kernels[i])) {
+            dropped.push_back({int(i), 0, false,
+                               "skip: max_m " + std::to_string(m.kernels[i].max_m) + " < M (f4gemm sm_90a policy)"});
+            continue;
+        }
+        if (cover && m.kernels[i].tile_m > cover) {
+            dropped.push_back({int(i), 0, false,
+                               "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " + std::to_string(cover) +
+                                   ", the smallest tile covering M (f4gemm sm_90a policy)"});
+            continue;
+        }
+        // Variants of one tile (pre-pass vs on-the-fly, bit-plane vs plain B): aiter's rule sees exact
+        // ties and, being non-transitive, would pick by list position in ways that change with the
+        // other candidates. Our manifests list the preferred variant first (docs/HEURISTIC.md): keep it.
+        // A tile that fits c CTAs per SM covers, per wave, what a tile c times as wide covers with one:
+        // aiter's rule counts rounds on one CTA per CU, so it would take a one-CTA 16 x 128 tile over
+        // two-CTA 16 x 64 ones that fill the same SMs (measured 1.2-1.4x slower, docs/PERF.md entry 19).
+        // So the twin key is (tile_M, tile_N x CTAs per SM).
+        if (ours) {
+            const KernelConfig& kc = m.kernels[i];
+            const auto width = [](const KernelConfig& c) { return long(c.tile_n) * sm90_ctas_per_sm(c); };
+            const auto twin = std::find_if(keep.begin(), keep.end(), [&](int j) {
+                const KernelConfig& o = m.kernels[size_t(j)];
+                return o.tile_m == kc.tile_m && width(o) == width(kc);
+            });
+            if (twin != keep.end()) {
+                const KernelConfig& o = m.kernels[size_t(*twin)];
+                const bool same_tile = o.tile_n == kc.tile_n;
+                dropped.push_back({int(i), 0, false,
+                                   (same_tile ? "skip: same tile as " + o.co_name
+                                              : "skip: " + std::to_string(kc.tile_m) + "x" + std::to_string(kc.tile_n) +
+                                                    " x " + std::to_string(sm90_ctas_per_sm(kc)) +
+                                                    " CTA/SM covers what " + o.co_name + " (" +
+                                                    std::to_string(o.tile_m) + "x" + std::to_string(o.tile_n) +
+                                                    " x " + std::to_string(sm90_ctas_per_sm(o)) + " CTA/SM) does") +
+                                       ", preferred by priority (f4gemm sm_90a policy)"});
+                continue;
+            }
+        }
+        keep.push_back(int(i));
+        candidates.kernels.push_back(m.kernels[i]);
+    }
+    s.heuristic = select_kernel(candidates, q, explain);
+    for (HeuristicStep& st : s.heuristic.steps) st.index = keep[size_t(st.index)];
+    s.heuristic.steps.insert(s.heuristic.steps.begin(), dropped.begin(), dropped.end());
+    s.index = s.heuristic.index >= 0 ? keep[size_t(s.heuristic.index)] : -1;
+    s.heuristic.index = s.index;
+    if (!explain) s.heuristic.steps.clear();
+    s.log2_k_split = s.heuristic.log2_k_split;
+    if (s.index < 0)
+        throw Error(Errc::NotFound,
+                    "heuristic found no kernel for this shape: force one with --kernel or check "
+                    "--bpreshuffle");
+    return s;
+}
+
+
+// ---- Session -------------------------------------------------------------------------------------
+
+namespace {
+
+std::string shape_str(int m, int n, int k) {
+    return fmt::format("M={} N={} K={}", m, n, k);
+}
+
+bool all_packed_weight(const Manifest& m) {
+    return !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
+        return kc.b_layout == BLayout::Frag16S;
+    });
+}
+
+// A GEMM on the CPU backend.
+class CpuJob : public Job {
+public:
+    CpuJob(const Problem& p, int log2_k_split) : p_(p), l_(log2_k_split) {}
+    std::vector<uint16_t> run_and_fetch() override { return cpu_run(p_, l_); }
+    double time_us(int iters, int warmup) override { return cpu_time_us(p_, l_, iters, std::min(warmup, 1)); }
+
+private:
+    const Problem& p_;
+    int l_;
+};
+
+class GpuJob : public Job {
+public:
+    GpuJob(Launcher& l, int index, int log2_k_split, const Problem& p) : g_(l, index, log2_k_split, p) {}
+    std::vector<uint16_t> run_and_fetch() override { return g_.run_and_fetch(); }
+    double time_us(int iters, int warmup) override { return g_.time_us(iters, warmup); }
+
+private:
+    GpuGemm g_;
+};
+
+}  // namespace
+
+Session::Session(const SessionOptions& o) {
+    backend_ = o.open_device ? resolve_backend(o.backend) : o.backend;
+    const bool want_manifest = gpu() || !o.open_device;
+    if (want_manifest) {
+        co_ = resolve_co_dir(o.co_dir, backend_ != BackendKind::Hip);
+        if (co_.dir.empty())
+            throw Error(Errc::Manifest, "no code-object directory: pass --co-dir or set AITER_ASM_DIR");
+        manifest_ = load_manifest(co_.dir);
+    }
+    if (o.open_device && backend_ == BackendKind::Cuda) dev_ = make_cuda_device(o.device);
+    if (o.open_device && backend_ == BackendKind::Hip) dev_ = make_hip_device(o.device);
+    if (dev_) manifest_ = filter_for_device(manifest_, backend_, dev_->props().arch);
+    if (want_manifest) tuned_ = load_tuned_for(manifest_.dir, o.tuned);
+    packed_weight_ = all_packed_weight(manifest_);
+    if (o.num_cu < 0) throw Error(Errc::InvalidArgument, fmt::format("--num-cu must be positive (got {})", o.num_cu));
+    num_cu_ = o.num_cu > 0 ? o.num_cu : dev_ ? dev_->props().num_cu : want_manifest ? default_num_cu(manifest_) : 0;
+    if (dev_) launcher_ = std::make_unique<Launcher>(*dev_, manifest_);
+}
+
+Session::~Session() {
+    launcher_.reset();  // frees the workspace before the device goes
+}
+
+void Session::check_shape(int m, int n, int k) const {
+    const bool aiter_rules = !packed_weight_ && (gpu() || !manifest_.kernels.empty());
+    if (aiter_rules) return check_shape_aiter(m, n, k);
+    if (m <= 0)
+        throw Error(Errc::InvalidArgument, fmt::format("M must be positive (got {}): pass -m N with N >= 1", m));
+    if (n <= 0)
+        throw Error(Errc::InvalidArgument, fmt::format("N must be positive (got {}): pass -n N with N >= 1", n));
+    if (k <= 0 || k % 32)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("K must be a positive multiple of 32 (got {}): MXFP4 has one scale per 32 "
+                                "elements; pad K with zero blocks",
+                                k));
+    if (m > (1 << 30) || n > (1 << 30) || k > (1 << 30))
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("{} is too large for 32-bit kernel arguments: split the problem", shape_str(m, n, k)));
+}
+
+Choice Session::select(const GemmRequest& r) const {
+    check_shape(r.m, r.n, r.k);
+    Choice c;
+    c.num_cu = num_cu_;
+    c.splitk = r.splitk;
+    c.launch_k = r.k;
+    if (!gpu() && manifest_.kernels.empty()) {  // the CPU backend: no kernel to choose
+        if (r.splitk < -1 || r.splitk > 4)
+            throw Error(Errc::InvalidArgument,
+                        fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", r.splitk));
+        c.log2_k_split = std::max(r.splitk, 0);
+        return c;
+    }
+    HeuristicQuery q;
+    q.m = r.m;
+    q.n = r.n;
+    q.k = r.k;
+    q.num_cu = num_cu_;
+    q.log2_k_split = r.splitk;
+    q.bpreshuffle = r.bpreshuffle >= 0 ? r.bpreshuffle : default_bpreshuffle(manifest_);
+    c.bpreshuffle = q.bpreshuffle;
+    const Selection s = f4gemm::select(manifest_, r.kernel, q, r.explain, &tuned_);
+    c.index = s.index;
+    c.log2_k_split = s.log2_k_split;
+    c.tuned = s.tuned;
+    c.steps = s.heuristic.steps;
+    const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
+    if (kc.b_layout != BLayout::Frag16S && kc.abi != KernelAbi::Aiter && (r.k % 256 || r.n % 16))
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("kernel {} reads plain B and needs K % 256 == 0 and N % 16 == 0 (got K={} N={}): "
+                                "use a kernel of the shipped manifest (packed weight), which takes any N and K % 32",
+                                kc.co_name, r.k, r.n));
+    c.launch_k = kernel_k(kc, r.k);
+    c.plan = make_launch_plan(kc, r.m, r.n, c.launch_k, c.log2_k_split, r.has_c);
+    return c;
+}
+
+std::unique_ptr<Job> Session::prepare(const Choice& c, const Problem& p) {
+    if (!launcher_) return std::make_unique<CpuJob>(p, c.log2_k_split);
+    if (c.index < 0) throw Error(Errc::InvalidArgument, "no kernel chosen: call Session::select first");
+    return std::make_unique<GpuJob>(*launcher_, c.index, c.log2_k_split, p);
+}
+
+size_t Session::weight_bytes(int n, int k) {
+    if (n <= 0)
+        throw Error(Errc::InvalidArgument, fmt::format("weight N must be positive (got {}): pass the weight's rows", n));
+    if (k <= 0 || k % 32)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("weight K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
+    return weight_info(size_t(n), size_t(k)).bytes;
+}
+
+void Session::load_util() {
+    if (util_pack_) return;
+    if (!dev_ || backend_ != BackendKind::Cuda)
+        throw Error(Errc::Unsupported, "packing on the device needs the CUDA backend: pack on the host "
+                                       "(f4gemm pack --layout weight) or open the session on an NVIDIA GPU");
+    const std::string path = manifest_.dir + "/" + kUtilCubin;
+    void* module = dev_->load_module(path);  // a missing file is named (Errc::NotFound)
+    util_pack_ = dev_->get_function(module, F4GEMM_UTIL_PACK_WEIGHT);
+    util_pad_a_ = dev_->get_function(module, F4GEMM_UTIL_PAD_A);
+    util_quantize_ = dev_->get_function(module, F4GEMM_UTIL_QUANTIZE);
+}
+
+void Session::launch_util(void* fn, size_t grid, const void* args, size_t bytes, uint64_t stream) {
+    Dim3 g, b;
+    b.x = F4GEMM_UTIL_THREADS;
+    g.x = unsigned(std::max<size_t>(1, std::min<size_t>(grid, 1u << 20)));  // the kernels stride past it
+    dev_->set_stream(stream);
+    try {
+        dev_->launch(fn, g, b, 0, args, bytes);
+    } catch (...) {
+        dev_->set_stream(0);
+        throw;
+    }
+    dev_->set_stream(0);
+}
+
+namespace {
+void need_ptr(uint64_t p, const char* name, const char* fix) {
+    if (!p) throw Error(Errc::InvalidArgument, fmt::format("{} is a null device pointer: {}", name, fix));
+}
+void need_room(Device& dev, DevPtr p, size_t bytes, const char* name, const char* fix) {
+    const size_t have = dev.bytes_from(p);
+    if (have && have < bytes)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("{} at 0x{:x} has {} bytes to the end of its allocation, {} are needed: {}", name, p,
+                                have, bytes, fix));
+}
+}  // namespace
+
+void Session::pack_weight(DevPtr b, DevPtr b_scale, int n, int k, DevPtr w, uint64_t stream) {
+    const size_t bytes = weight_bytes(n, k);
+    need_ptr(b, "b", "pass the plain weight [n, k/2] on the device");
+    need_ptr(b_scale, "b_scale", "pass the weight's scales [n, k/32] on the device");
+    need_ptr(w, "w", "allocate f4gemm_weight_bytes(n, k) bytes for the packed weight");
+    load_util();
+    need_room(*dev_, w, bytes, "w", "allocate f4gemm_weight_bytes(n, k) bytes for the packed weight");
+    need_room(*dev_, b, size_t(n) * size_t(k / 2), "b", "b must hold n * k/2 bytes (packed e2m1 [n, k/2])");
+    need_room(*dev_, b_scale, size_t(n) * size_t(k / 32), "b_scale", "b_scale must hold n * k/32 bytes");
+    F4gemmPackWeightArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.b = b;
+    a.b_scale = b_scale;
+    a.w = w;
+    a.n = uint32_t(n);
+    a.k = uint32_t(k);
+    a.ldb = uint32_t(k / 2);
+    a.lds = uint32_t(k / 32);
+    launch_util(util_pack_, util_pack_weight_grid(size_t(n), size_t(k)), &a, sizeof a, stream);
+    const auto it = std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
+    if (it != weights_.end())
+        *it = {w, n, k};
+    else
+        weights_.push_back({w, n, k});
+}
+
+void Session::operand_bytes(int m, int k, size_t* data_bytes, size_t* scale_bytes) {
+    if (m <= 0) throw Error(Errc::InvalidArgument, fmt::format("M must be positive (got {}): pass the rows of A", m));
+    if (k <= 0 || k % 32)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
+    const size_t rows = a_m_pad(size_t(m)), kp = w_k_pad(size_t(k));
+    if (data_bytes) *data_bytes = rows * (kp / 2);
+    if (scale_bytes) *scale_bytes = rows * (kp / 32);
+}
+
+void Session::pad_a(DevPtr a, DevPtr a_scale, int m, int k, DevPtr a_out, DevPtr a_scale_out, uint64_t stream) {
+    size_t db = 0, sb = 0;
+    operand_bytes(m, k, &db, &sb);
+    need_ptr(a, "a", "pass plain A [m, k/2] on the device");
+    need_ptr(a_scale, "a_scale", "pass A's scales [m, k/32] on the device");
+    need_ptr(a_out, "a_out", "allocate f4gemm_operand_bytes(m, k) data bytes");
+    need_ptr(a_scale_out, "a_scale_out", "allocate f4gemm_operand_bytes(m, k) scale bytes");
+    load_util();
+    need_room(*dev_, a, size_t(m) * size_t(k / 2), "a", "a must hold m * k/2 bytes");
+    need_room(*dev_, a_scale, size_t(m) * size_t(k / 32), "a_scale", "a_scale must hold m * k/32 bytes");
+    need_room(*dev_, a_out, db, "a_out", "allocate f4gemm_operand_bytes(m, k) data bytes");
+    need_room(*dev_, a_scale_out, sb, "a_scale_out", "allocate f4gemm_operand_bytes(m, k) scale bytes");
+    F4gemmPadAArgs x;
+    std::memset(&x, 0, sizeof x);
+    x.a_out = a_out;
+    x.a_scale_out = a_scale_out;
+    x.a = a;
+    x.a_scale = a_scale;
+    x.m = uint32_t(m);
+    x.k = uint32_t(k);
+    x.lda = uint32_t(k / 2);
+    x.lds = uint32_t(k / 32);
+    launch_util(util_pad_a_, util_pad_a_grid(size_t(m), size_t(k)), &x, sizeof x, stream);
+}
+
+void Session::quantize(DevPtr x, bool is_bf16, int m, int k, int ldx, DevPtr a_out, DevPtr a_scale_out,
+                       uint64_t stream) {
+    size_t db = 0, sb = 0;
+    operand_bytes(m, k, &db, &sb);
+    if (ldx < k)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("row pitch ldx ({}) is below K ({}): pass the input's row stride in elements", ldx, k));
+    need_ptr(x, "x", "pass the activations [m, k] on the device");
+    need_ptr(a_out, "a_out", "allocate f4gemm_operand_bytes(m, k) data bytes");
+    need_ptr(a_scale_out, "a_scale_out", "allocate f4gemm_operand_bytes(m, k) scale bytes");
+    load_util();
+    const size_t elem = is_bf16 ? 2 : 4;
+    need_room(*dev_, x, (size_t(m - 1) * size_t(ldx) + size_t(k)) * elem, "x", "x must hold m rows of ldx elements");
+    need_room(*dev_, a_out, db, "a_out", "allocate f4gemm_operand_bytes(m, k) data bytes");
+    need_room(*dev_, a_scale_out, sb, "a_scale_out", "allocate f4gemm_operand_bytes(m, k) scale bytes");
+    F4gemmQuantizeArgs q;
+    std::memset(&q, 0, sizeof q);
+    q.a_out = a_out;
+    q.a_scale_out = a_scale_out;
+    q.x = x;
+    q.m = uint32_t(m);
+    q.k = uint32_t(k);
+    q.ldx = uint32_t(ldx);
+    q.dtype = is_bf16 ? F4GEMM_UTIL_DTYPE_BF16 : F4GEMM_UTIL_DTYPE_FP32;
+    launch_util(util_quantize_, util_quantize_grid(size_t(m), size_t(k)), &q, sizeof q, stream);
+}
+
+void Session::check_weight(DevPtr w, int n, int k) {
+    const auto it = std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
+    if (it != weights_.end()) {
+        if (it->n != n || it->k != k)
+            throw Error(Errc::InvalidArgument,
+                        fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass "
+                                    "the weight packed for this shape, or pack it again",
+                                    w, it->n, it->k, n, k));
+        return;
+    }
+    // A weight this session did not pack (another handle, a file): read its header once, when a synchronous
+    // copy is allowed (not while the stream is captured into a graph).
+    if (dev_->capturing())
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("the weight at 0x{:x} was not packed by this session and the stream is being "
+                                "captured: run one GEMM with it (or pack it with this session) before capture",
+                                w));
+    F4gemmWeightHeader h;
+    dev_->copy_to_host(&h, w, sizeof h);
+    std::vector<uint8_t> head(sizeof h);
+    std::memcpy(head.data(), &h, sizeof h);
+    if (h.magic != F4GEMM_W_MAGIC)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("the buffer at 0x{:x} is not a packed weight (no F4GW header): pack B with "
+                                "f4gemm_pack_weight first",
+                                w));
+    if (int(h.n) != n || int(h.k) != k)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass the "
+                                "weight packed for this shape, or pack it again",
+                                w, h.n, h.k, n, k));
+    weights_.push_back({w, n, k});
+}
+
+void Session::gemm(const DeviceGemm& g, uint64_t stream) {
+    if (!launcher_)
+        throw Error(Errc::Unsupported, "GEMMs on device pointers need a GPU session: open it on a GPU");
+    need_ptr(g.a, "a", "pass the A operand on the device");
+    need_ptr(g.a_scale, "a_scale", "pass A's scales on the device");
+    need_ptr(g.w, "w", "pass the packed weight (f4gemm_pack_weight)");
+    need_ptr(g.d, "d", "pass the bf16 output [m, n] on the device");
+    if (g.beta != 0.f) need_ptr(g.c, "c", "beta != 0 needs C [m, n] bf16, or pass beta 0");
+    if (!std::isfinite(g.alpha) || !std::isfinite(g.beta))
+        throw Error(Errc::InvalidArgument, fmt::format("alpha and beta must be finite (got {}, {})", g.alpha, g.beta));
+    GemmRequest r;
+    r.m = g.m;
+    r.n = g.n;
+    r.k = g.k;
+    r.has_c = g.c != 0;
+    Choice c;
+    if (g.kernel < 0) {
+        c = select(r);
+    } else {
+        check_shape(g.m, g.n, g.k);
+        if (g.kernel >= int(manifest_.kernels.size()))
+            throw Error(Errc::InvalidArgument, fmt::format("kernel index {} out of range: the manifest has {} kernels",
+                                                           g.kernel, manifest_.kernels.size()));
+        c.index = g.kernel;
+        c.log2_k_split = g.log2_k_split;
+        const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
+        c.launch_k = kernel_k(kc, g.k);
+        c.plan = make_launch_plan(kc, g.m, g.n, c.launch_k, c.log2_k_split, r.has_c);
+    }
+    const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
+    if (kc.b_layout != BLayout::Frag16S)
+        throw Error(Errc::Unsupported, fmt::format("kernel {} does not read the packed weight: device-pointer GEMMs "
+                                                   "run the packed-weight kernels of the shipped manifest",
+                                                   kc.co_name));
+    dev_->set_stream(stream);
+    try {
+        need_room(*dev_, g.w, weight_bytes(g.n, g.k), "w", "pass the whole packed weight (f4gemm_weight_bytes)");
+        need_room(*dev_, g.d, size_t(g.m) * size_t(g.n) * 2, "d", "d must hold m * n bf16 values");
+        need_room(*dev_, g.a, c.plan.a_bytes, "a",
+                  "A must hold round_up(M,256) rows of round_up(K,256)/2 bytes (f4gemm_operand_bytes)");
+        need_room(*dev_, g.a_scale, c.plan.sa_bytes, "a_scale",
+                  "A's scales must hold round_up(M,256) rows of round_up(K,256)/32 bytes");
+        check_weight(g.w, g.n, g.k);
+        DevicePointers ptr;
+        ptr.a = g.a;
+        ptr.scale_a = g.a_scale;
+        ptr.b = g.w + F4GEMM_W_HEADER;  // the kernels read the body
+        ptr.c = g.c;
+        ptr.d = g.d;
+        launcher_->launch(c.index, c.plan, ptr, g.m, g.n, c.launch_k, g.alpha, g.beta);
+    } catch (...) {
+        dev_->set_stream(0);
+        throw;
+    }
+    dev_->set_stream(0);
+}
+
+TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::string&)>& log) {
+    if (backend_ != BackendKind::Cuda || !launcher_)
+        throw Error(Errc::Device, "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
+    if (o.iters <= 0 || o.reps <= 0) throw Error(Errc::InvalidArgument, "--iters and --reps must be positive");
+    for (const auto& sh : o.shapes) check_shape(sh[0], sh[1], sh[2]);
+    Launcher& launcher = *launcher_;
+    const Manifest& man = manifest_;
+    const int sms = dev_->props().num_cu;
+    log(fmt::format("tuning {} shapes over {} kernels on {} ({} SMs); timing: {}, candidates alternated in each of "
+                    "{} repetitions",
+                    o.shapes.size(), man.kernels.size(), dev_->props().name, sms,
+                    o.timing == GpuGemm::Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
+    TunedTable table;
+    // Every candidate of a shape uploads the same problems: pack each operand image once per layout.
+    launcher.set_image_cache(true);
+    struct CacheOff {
+        Launcher& l;
+        ~CacheOff() { l.set_image_cache(false); }
+    } cache_off{launcher};
+    for (const auto& sh : o.shapes) {
+        const int m = sh[0], n = sh[1], k = sh[2];
+        // Operand sets generated once per shape; rotated past 2x the 60 MB L2 so that small shapes are not
+        // timed out of the cache.
+        const double set_bytes = double(m) * k / 2 + double(n) * k / 2 + double(m + n) * k / 32 + 2.0 * m * n;
+        const int nsets = int(std::clamp(std::ceil(120e6 / set_bytes), 1.0, 8.0));
+        std::vector<Problem> problems;
+        for (int s = 0; s < nsets; ++s)
+            problems.push_back(make_problem(m, n, k, 1.f, 0.f, DataKind::Seed, kSeedA + 7919u * uint32_t(s),
+                                            kSeedB + 7919u * uint32_t(s), false));
+        const bool verify = o.verify && double(m) * n * k <= o.verify_max_macs;
+        if (o.verify && !verify)
+            log(fmt::format("  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ "
+                            "verifies on the GPU)",
+                            m, n, k));
+        const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
+        struct ClearImages {
+            Launcher& l;
+            ~ClearImages() { l.clear_image_cache(); }  // before `problems` (the cache's keys) goes away
+        } clear_images{launcher};
+        // Screening: one timed launch per candidate (kernel x split); candidates more than 1.5x slower than the
+        // best screen are dropped before the full measurement.
+        struct Candidate {
+            int index, l;
+            double screen_us;
+        };
+        std::vector<Candidate> cands;
+        for (size_t i = 0; i < man.kernels.size(); ++i) {
+            const KernelConfig& kc = man.kernels[i];
+            if (kc.b_layout != BLayout::Frag16S && (k % 256 || n % 16)) continue;  // plain-B kernels
+            const int kk = kernel_k(kc, k);
+            for (int l = 0; l <= (kc.split_k ? 4 : 0); ++l) {
+                if (kk % (1 << l)) continue;
+                const LaunchPlan plan = make_launch_plan(kc, m, n, kk, l, false);
+                if (l > 0 && plan.gdz == 1) continue;  // the same launch as split 0
+                GpuGemm g(launcher, int(i), l, problems[0]);
+                if (verify) {
+                    const std::vector<uint16_t> d = g.run_and_fetch();
+                    const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n),
+                                                       default_tolerance(false));
+                    if (!v.passed()) {
+                        log(fmt::format("  {:<40} split {}: FAILED verification, skipped", kc.co_name, l));
+                        continue;
+                    }
+                }
+                cands.push_back({int(i), l, g.time_us(1, 1)});
+            }
+        }
+        if (cands.empty()) throw Error(Errc::NotFound, fmt::format("no kernel passed for {}x{}x{}", m, n, k));
+        double best_screen = 1e30;
+        for (const Candidate& c : cands) best_screen = std::min(best_screen, c.screen_us);
+        TunedEntry best;
+        best.us = 1e30;
+        // The candidates that pass the screen are measured alternately: each repetition times every one of
+        // them once, in turn, so that a clock or power drift during the shape falls on all alike.
+        struct Measured {
+            const Candidate* c;
+            std::unique_ptr<GpuGemm> g;
+            int iters;
+            std::vector<double> t;
+        };
+        std::vector<Measured> live;
+        for (const Candidate& c : cands) {
+            const KernelConfig& kc = man.kernels[size_t(c.index)];
+            if (c.screen_us > 1.5 * best_screen) {
+                log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us screen, dropped", m, n, k, kc.co_name, c.l,
+                                c.screen_us));
+                continue;
+            }
+            auto g = std::make_unique<GpuGemm>(launcher, c.index, c.l, problems[0]);
+            for (size_t s = 1; s < problems.size(); ++s) g->add_rotation_set(problems[s]);
+            const int iters = int(std::clamp(50000.0 / c.screen_us, 3.0, double(o.iters)));
+            live.push_back({&c, std::move(g), iters, {}});
+        }
+        for (int r = 0; r < o.reps; ++r)
+            for (Measured& x : live) x.t.push_back(x.g->time_us(x.iters, r == 0 ? o.warmup : 1, o.timing));
+        for (Measured& x : live) {
+            const KernelConfig& kc = man.kernels[size_t(x.c->index)];
+            std::sort(x.t.begin(), x.t.end());
+            const double us = x.t[x.t.size() / 2];
+            const double tf = 2.0 * m * n * double(k) / us / 1e6;
+            log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)", m, n, k,
+                            kc.co_name, x.c->l, us, tf, 100.0 * (x.t.back() - x.t.front()) / us, x.g->sets()));
+            if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, x.c->l, us, tf};
+        }
+        log(fmt::format("best {}x{}x{}: {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n, k,
+                        best.kernel, best.log2_k_split, best.us, launcher.image_cache_size(),
+                        launcher.image_cache_hits()));
+        table.entries.push_back(best);
+    }
+    return table;
+}
+
+}  // namespace f4gemm

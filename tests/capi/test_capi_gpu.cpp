@@ -1,0 +1,213 @@
+// The C API end to end on the GPU (label gpu; skipped without one): W packed on the device by
+// f4gemm_pack_weight is byte for byte the host packer's, and f4gemm_gemm on it computes the float64
+// reference's nearest bf16 for shapes the old rules refused (K = 2880, N = 2880 and 1000); bad
+// arguments get one line naming the value and the fix, and nothing is launched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "f4gemm/driver.hpp"
+#include "f4gemm/f4gemm.h"
+#include "f4gemm/formats.hpp"
+#include "f4gemm/layout.hpp"
+#include "f4gemm/verify.hpp"
+
+using namespace f4gemm;
+
+namespace {
+
+struct Env {
+    std::unique_ptr<Device> dev;  // for allocations and copies; the handle has its own context user
+    f4gemm_handle* h = nullptr;
+};
+
+Env* env() {
+    static Env* e = [] {
+        auto* x = new Env;
+        if (cuda_device_count() == 0) return x;
+        x->dev = make_cuda_device(0);
+        x->h = f4gemm_open(nullptr, 0);
+        return x;
+    }();
+    return e;
+}
+
+#define REQUIRE_GPU()                                                                        \
+    do {                                                                                     \
+        if (!env()->dev) GTEST_SKIP() << "no NVIDIA GPU here";                               \
+        ASSERT_NE(env()->h, nullptr) << f4gemm_last_error();                                 \
+    } while (0)
+
+struct Buf {
+    DevPtr p = 0;
+    size_t n = 0;
+    Buf(size_t bytes) : p(env()->dev->alloc(bytes)), n(bytes) { env()->dev->memset(p, 0, bytes); }
+    ~Buf() { env()->dev->free(p); }
+    void put(const std::vector<uint8_t>& v) { env()->dev->copy_to_device(p, v.data(), v.size()); }
+    std::vector<uint8_t> get() {
+        std::vector<uint8_t> v(n);
+        env()->dev->copy_to_host(v.data(), p, n);
+        return v;
+    }
+};
+
+// One GEMM through the C API on fresh random operands; returns max_rel_err and checks every output.
+void gemm_case(int m, int n, int k, DataKind kind, uint32_t seed) {
+    f4gemm_handle* h = env()->h;
+    const Problem p = make_problem(m, n, k, 1.f, 0.f, kind, seed, seed + 4444, false);
+    Buf b(p.b.packed.size()), sb(p.b.scales.size());
+    b.put(p.b.packed);
+    sb.put(p.b.scales);
+    const size_t wb = f4gemm_weight_bytes(h, n, k);
+    ASSERT_GT(wb, 0u) << f4gemm_last_error();
+    Buf w(wb);
+    ASSERT_EQ(f4gemm_pack_weight(h, b.p, sb.p, n, k, w.p, 0), 0) << f4gemm_last_error();
+    const std::vector<uint8_t> host = pack_weight(p.b.packed.data(), p.b.scales.data(), size_t(n), size_t(k));
+    const std::vector<uint8_t> dev = w.get();
+    ASSERT_EQ(host.size(), dev.size());
+    size_t diff = 0;
+    for (size_t i = 0; i < host.size(); ++i) diff += host[i] != dev[i];
+    EXPECT_EQ(diff, 0u) << "device packer differs from the host packer in " << diff << " bytes at " << n << "x" << k;
+
+    size_t ab = 0, asb = 0;
+    ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0) << f4gemm_last_error();
+    const OperandImage a = make_a_image(p.a.packed.data(), p.a.scales.data(), size_t(m), size_t(k),
+                                        ScaleLayout::Plain, w_k_pad(size_t(k)));
+    ASSERT_EQ(a.data.size(), ab);
+    ASSERT_EQ(a.scales.size(), asb);
+    // The A operand padded on the device (f4gemm_pad_a) is the host's image byte for byte.
+    Buf pa(p.a.packed.size()), psa(p.a.scales.size()), da(ab), dsa(asb), dd(size_t(m) * size_t(n) * 2);
+    pa.put(p.a.packed);
+    psa.put(p.a.scales);
+    env()->dev->memset(da.p, 0xAB, ab);
+    env()->dev->memset(dsa.p, 0xAB, asb);
+    ASSERT_EQ(f4gemm_pad_a(h, pa.p, psa.p, m, k, da.p, dsa.p, 0), 0) << f4gemm_last_error();
+    EXPECT_EQ(da.get(), a.data) << "f4gemm_pad_a data at " << m << "x" << k;
+    EXPECT_EQ(dsa.get(), a.scales) << "f4gemm_pad_a scales at " << m << "x" << k;
+    env()->dev->memset(dd.p, 0xFF, dd.n);  // poison: every output must be written
+    ASSERT_EQ(f4gemm_gemm(h, -1, 0, m, n, k, 1.f, 0.f, da.p, dsa.p, w.p, 0, dd.p, 0), 0) << f4gemm_last_error();
+    const std::vector<uint8_t> raw = dd.get();
+    std::vector<uint16_t> d(size_t(m) * size_t(n));
+    std::memcpy(d.data(), raw.data(), raw.size());
+    const std::vector<float> ref = reference_for(p);
+    const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n), default_tolerance(false));
+    EXPECT_TRUE(v.passed()) << m << "x" << n << "x" << k << ": max_rel_err " << v.max_rel_err << " mismatches "
+                            << v.mismatches;
+    EXPECT_LE(v.max_rel_err, 1.0 / 256) << m << "x" << n << "x" << k;
+    int kern = -1, l2 = 0;
+    ASSERT_EQ(f4gemm_select(h, m, n, k, 0, &kern, &l2), 0);
+    std::printf("C API %dx%dx%d (%s): %s, max_rel_err %.6f, W %zu bytes\n", m, n, k, to_string(kind),
+                f4gemm_kernel_name(h, kern), v.max_rel_err, wb);
+}
+
+}  // namespace
+
+TEST(CApiGpu, PackAndGemmAnyModelShape) {
+    REQUIRE_GPU();
+    gemm_case(16, 2880, 2880, DataKind::Seed, 11);     // gpt-oss: K % 256 = 64
+    gemm_case(1, 1000, 2880, DataKind::Gaussian, 12);  // N not a multiple of 16
+    gemm_case(300, 2880, 2880, DataKind::Seed, 13);    // mid M
+    gemm_case(600, 1000, 4096, DataKind::Seed, 14);    // the pre-pass kernel's M
+    gemm_case(33, 4096, 8192, DataKind::WideScale, 15);
+    gemm_case(2, 257, 96, DataKind::NanScale, 16);  // K below one 128-K chunk
+}
+
+TEST(CApiGpu, BadArgumentsAreOneLineAndLaunchNothing) {
+    REQUIRE_GPU();
+    f4gemm_handle* h = env()->h;
+    EXPECT_EQ(f4gemm_weight_bytes(h, 256, 100), 0u);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("multiple of 32 (got 100)"), std::string::npos);
+    EXPECT_EQ(f4gemm_weight_bytes(h, 0, 256), 0u);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("N must be positive (got 0)"), std::string::npos);
+    const int n = 512, k = 512;
+    Buf b(size_t(n) * k / 2), sb(size_t(n) * k / 32), w(f4gemm_weight_bytes(h, n, k));
+    Buf small(1024);
+    EXPECT_NE(f4gemm_pack_weight(h, b.p, sb.p, n, k, small.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("allocate f4gemm_weight_bytes"), std::string::npos)
+        << f4gemm_last_error();
+    EXPECT_NE(f4gemm_pack_weight(h, 0, sb.p, n, k, w.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("b is a null device pointer"), std::string::npos);
+    std::vector<uint8_t> bs(sb.n, 127);
+    sb.put(bs);
+    ASSERT_EQ(f4gemm_pack_weight(h, b.p, sb.p, n, k, w.p, 0), 0) << f4gemm_last_error();
+    size_t ab = 0, asb = 0;
+    ASSERT_EQ(f4gemm_operand_bytes(h, 16, k, &ab, &asb), 0);
+    Buf a(ab), sa(asb), d(16 * n * 2);
+    // W packed for 512 x 512, used as 256 x 512 and 512 x 256: refused, naming both shapes.
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, 256, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("packed for N=512 K=512, this GEMM has N=256 K=512"),
+              std::string::npos)
+        << f4gemm_last_error();
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, 256, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, 0, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("w is a null device pointer"), std::string::npos);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 1.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("beta != 0 needs C"), std::string::npos);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, 100, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("K must be a positive multiple of 32 (got 100)"),
+              std::string::npos);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 0, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("M must be positive (got 0)"), std::string::npos);
+    Buf d_small(64);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d_small.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("d must hold m * n bf16 values"), std::string::npos);
+    // A buffer that is no packed weight (no header), not packed by this handle: refused by its header.
+    Buf other(f4gemm_weight_bytes(h, n, k));
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, other.p, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("not a packed weight"), std::string::npos) << f4gemm_last_error();
+}
+
+// The GPU quantizer: fp32 and bf16 activations (Gaussian with outliers, exact zeros of both signs, values
+// past the e2m1 range, a NaN and an Inf block) give the host quantizer's bytes in the operand layout.
+TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
+    REQUIRE_GPU();
+    f4gemm_handle* h = env()->h;
+    for (const auto& mk : std::vector<std::pair<int, int>>{{1, 2880}, {17, 4096}, {300, 96}, {64, 8192}}) {
+        const int m = mk.first, k = mk.second;
+        std::mt19937 rng(uint32_t(m * 7919 + k));
+        std::normal_distribution<float> g(0.f, 1.f);
+        std::vector<float> x(size_t(m) * size_t(k));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = g(rng) * (i % 997 == 3 ? 4096.f : 1.f);
+        x[0] = -0.f;
+        x[1] = 0.f;
+        if (x.size() > 100) x[64 + 5] = std::nanf("");
+        if (x.size() > 200) x[160 + 7] = INFINITY;
+        for (bool bf16 : {false, true}) {
+            std::vector<float> xv = x;
+            std::vector<uint16_t> xb(x.size());
+            for (size_t i = 0; i < x.size(); ++i) {
+                xb[i] = float_to_bf16(x[i]);
+                if (bf16) xv[i] = bf16_to_float(xb[i]);
+            }
+            std::vector<uint8_t> q(size_t(m) * size_t(k) / 2), sc(size_t(m) * size_t(k) / 32);
+            quantize_mxfp4(xv.data(), size_t(m), size_t(k), q.data(), sc.data());
+            const OperandImage want = make_a_image(q.data(), sc.data(), size_t(m), size_t(k), ScaleLayout::Plain,
+                                                   w_k_pad(size_t(k)));
+            Buf dx(x.size() * (bf16 ? 2 : 4));
+            std::vector<uint8_t> raw(dx.n);
+            std::memcpy(raw.data(), bf16 ? static_cast<const void*>(xb.data()) : static_cast<const void*>(x.data()),
+                        dx.n);
+            dx.put(raw);
+            size_t ab = 0, asb = 0;
+            ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0);
+            Buf da(ab), dsa(asb);
+            env()->dev->memset(da.p, 0xAB, ab);
+            env()->dev->memset(dsa.p, 0xAB, asb);
+            ASSERT_EQ(f4gemm_quantize(h, dx.p, bf16 ? 1 : 0, m, k, k, da.p, dsa.p, 0), 0) << f4gemm_last_error();
+            const std::vector<uint8_t> got = da.get(), got_s = dsa.get();
+            size_t bad = 0, bad_s = 0;
+            for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];
+            for (size_t i = 0; i < got_s.size(); ++i) bad_s += got_s[i] != want.scales[i];
+            EXPECT_EQ(bad, 0u) << m << "x" << k << (bf16 ? " bf16" : " fp32") << " data bytes differ";
+            EXPECT_EQ(bad_s, 0u) << m << "x" << k << (bf16 ? " bf16" : " fp32") << " scale bytes differ";
+        }
+    }
+    EXPECT_NE(f4gemm_quantize(h, 0, 1, 4, 64, 64, 1, 1, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("x is a null device pointer"), std::string::npos);
+    EXPECT_NE(f4gemm_quantize(h, 1, 1, 4, 64, 32, 1, 1, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("ldx (32) is below K (64)"), std::string::npos);
+}
