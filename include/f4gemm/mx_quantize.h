@@ -2,7 +2,8 @@
  * quantizer (src/core/formats.cpp: quantize_mxfp4, float_to_e2m1) and the CUDA quantizer
  * (kernels/sm90a/sm90_util.cu: f4gemm_sm90a_quantize), so the two are bit-identical by construction.
  * The rule is split into the pieces a kernel spreads over lanes: the block's largest |x| (as fp32 bits), its
- * E8M0 scale, whether its data are all zero bytes, and one element's e2m1 nibble. C-compatible header: no
+ * E8M0 scale, whether its data are all zero bytes, and the e2m1 nibbles of eight elements as one word
+ * (mx_quantize_block strings them together for one block on one thread). C-compatible header: no
  * dependencies, usable from .cu and .cpp. */
 #ifndef F4GEMM_MX_QUANTIZE_H
 #define F4GEMM_MX_QUANTIZE_H
@@ -19,8 +20,8 @@
 #define F4GEMM_MX_HD
 #endif
 
-#define F4GEMM_MX_BLOCK 32u         /* elements per E8M0 scale */
-#define F4GEMM_MX_NAN_SCALE 0xFFu   /* E8M0 NaN: the scale of a block holding a NaN or an Inf */
+#define F4GEMM_MX_BLOCK 32u           /* elements per E8M0 scale */
+#define F4GEMM_MX_NAN_SCALE 0xFFu     /* E8M0 NaN: the scale of a block holding a NaN or an Inf */
 #define F4GEMM_MX_ABS_INF 0x7F800000u /* fp32 bits of +Inf: |x| bits at or above it are Inf or NaN */
 
 #ifdef __cplusplus
@@ -92,9 +93,9 @@ F4GEMM_MX_HD inline uint32_t mx_e2m1_lattice(float a) {
     return k01 < k2 ? k01 : k2;
 }
 /* The same of a = ax * 2^-e with the power-of-two multipliers m2 = 2^(1-e), m1 = 2^-e, mh = 2^(-1-e) folded
- * into the three adds (one fused multiply-add each, where the GPU would otherwise spend a multiply on a): each
- * product is exact or below 2^-126 (then every candidate is M + its offset anyway), so fused or not it is the
- * lattice of a. */
+ * into the three adds (one fused multiply-add each, where the GPU would otherwise spend a multiply on a):
+ * each product is exact or below 2^-126 (then every candidate is M + its offset anyway), so fused or not it
+ * is the lattice of a. */
 F4GEMM_MX_HD inline uint32_t mx_e2m1_lattice(float ax, float m2, float m1, float mh) {
     const float m = 12582912.0f;
     const uint32_t k0 = mx_float_bits(ax * m2 + m);
@@ -132,11 +133,13 @@ F4GEMM_MX_HD inline uint32_t mx_e2m1_nibble(float x, float inv) {
 F4GEMM_MX_HD inline uint32_t mx_e2m1_word(const uint32_t* x_bits, uint32_t scale) {
     const bool tiny = scale == 0u;
     const uint32_t b = tiny ? 127u + 63u : 254u - scale; /* biased exponent of m1: 2^-e, or 2^(127-64) */
-    const float m2 = mx_bits_float((b + 1u) << 23), m1 = mx_bits_float(b << 23), mh = mx_bits_float((b - 1u) << 23);
+    const float m2 = mx_bits_float((b + 1u) << 23), m1 = mx_bits_float(b << 23),
+                mh = mx_bits_float((b - 1u) << 23);
     uint32_t acc = 0u;
     if (tiny) {
         for (uint32_t i = 0; i < 8u; ++i)
-            acc += mx_e2m1_lattice(fabsf(mx_bits_float(x_bits[i])) * 18446744073709551616.0f, m2, m1, mh) << (4u * i);
+            acc += mx_e2m1_lattice(fabsf(mx_bits_float(x_bits[i])) * 18446744073709551616.0f, m2, m1, mh)
+                   << (4u * i);
     } else {
         for (uint32_t i = 0; i < 8u; ++i)
             acc += mx_e2m1_lattice(fabsf(mx_bits_float(x_bits[i])), m2, m1, mh) << (4u * i);
@@ -144,10 +147,10 @@ F4GEMM_MX_HD inline uint32_t mx_e2m1_word(const uint32_t* x_bits, uint32_t scale
     /* The signs as whole bytes: the top byte of every even element (sign in its bit 7) into `even`, of every
      * odd one into `odd`, byte j for elements 2j and 2j + 1 (byte permutes on the GPU); the odd signs are
      * then in place (bit 8j + 7) and the even ones four bits up. */
-    const uint32_t even = (x_bits[0] >> 24) | ((x_bits[2] >> 24) << 8) | ((x_bits[4] >> 24) << 16) |
-                          (x_bits[6] & 0xFF000000u);
-    const uint32_t odd = (x_bits[1] >> 24) | ((x_bits[3] >> 24) << 8) | ((x_bits[5] >> 24) << 16) |
-                         (x_bits[7] & 0xFF000000u);
+    const uint32_t even =
+        (x_bits[0] >> 24) | ((x_bits[2] >> 24) << 8) | ((x_bits[4] >> 24) << 16) | (x_bits[6] & 0xFF000000u);
+    const uint32_t odd =
+        (x_bits[1] >> 24) | ((x_bits[3] >> 24) << 8) | ((x_bits[5] >> 24) << 16) | (x_bits[7] & 0xFF000000u);
     const uint32_t signs = ((even >> 4) & 0x08080808u) | (odd & 0x80808080u);
     acc -= F4GEMM_MX_CODE_BIAS * 0x11111111u;
     acc -= (acc & 0x88888888u) >> 3;

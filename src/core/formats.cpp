@@ -83,8 +83,8 @@ void quantize_mxfp4(const float* x, size_t rows, size_t k, uint8_t* packed, uint
     const size_t blocks = k / kBlockK;
     for (size_t r = 0; r < rows; ++r)
         for (size_t blk = 0; blk < blocks; ++blk)
-            scales[r * blocks + blk] =
-                uint8_t(mx_quantize_block(x + r * k + blk * kBlockK, packed + r * (k / 2) + blk * (kBlockK / 2)));
+            scales[r * blocks + blk] = uint8_t(
+                mx_quantize_block(x + r * k + blk * kBlockK, packed + r * (k / 2) + blk * (kBlockK / 2)));
 }
 
 void dequantize_mxfp4_row(const uint8_t* packed_row, const uint8_t* scale_row, size_t k, float* out) {
