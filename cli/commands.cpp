@@ -509,7 +509,7 @@ int tune(const TuneOptions& o) try {
     spec.reps = o.reps;
     spec.verify = o.verify;
     spec.verify_max_macs = o.verify_max_macs;
-    spec.timing = o.timing == "graph" ? GpuGemm::Timing::Graph : GpuGemm::Timing::Loop;
+    spec.timing = o.timing == "graph" ? Timing::Graph : Timing::Loop;
     const TunedTable table = session.tune(spec, [](const std::string& line) { say("{}", line); });
     const std::string tmp = o.out + ".tmp";
     {

@@ -16,6 +16,8 @@
 
 namespace f4gemm {
 
+class Launcher;  // src/driver/launcher.hpp
+
 struct SessionOptions {
     BackendKind backend = BackendKind::Auto;
     int device = 0;
@@ -114,7 +116,7 @@ public:
         int iters = 20, warmup = 5, reps = 3;
         bool verify = true;
         double verify_max_macs = 17179869184.0;
-        GpuGemm::Timing timing = GpuGemm::Timing::Graph;
+        Timing timing = Timing::Graph;
     };
     // Measures every kernel x split for each shape; `log` receives one line per candidate and shape.
     TunedTable tune(const TuneSpec& spec, const std::function<void(const std::string&)>& log);

@@ -1,7 +1,7 @@
 // The driver between the command line / C API and the backends: code-object folder and backend
 // resolution (asm_f4gemm main.cpp's order, extended with our own kernels), kernel selection,
 // buffers in each kernel's layouts, launch, timing and the CPU path.
-#include "f4gemm/driver.hpp"
+#include "launcher.hpp"
 
 #include <unistd.h>
 

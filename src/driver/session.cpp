@@ -15,6 +15,7 @@
 #include "f4gemm/layout.hpp"
 #include "f4gemm/util_args.h"
 #include "f4gemm/weight.h"
+#include "launcher.hpp"
 
 namespace f4gemm {
 
@@ -485,7 +486,7 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
     log(fmt::format("tuning {} shapes over {} kernels on {} ({} SMs); timing: {}, candidates alternated in each of "
                     "{} repetitions",
                     o.shapes.size(), man.kernels.size(), dev_->props().name, sms,
-                    o.timing == GpuGemm::Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
+                    o.timing == Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
     TunedTable table;
     // Every candidate of a shape uploads the same problems: pack each operand image once per layout.
     launcher.set_image_cache(true);

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "f4gemm/driver.hpp"
+#include "launcher.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
 #include "f4gemm/npy.hpp"

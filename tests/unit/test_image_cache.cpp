@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "f4gemm/driver.hpp"
+#include "launcher.hpp"
 
 using namespace f4gemm;
 namespace fs = std::filesystem;
