@@ -17,6 +17,10 @@ run() {  # run <tool> <f4gemm args...>
 }
 for tool in memcheck racecheck; do
     for k in "${KERNELS[@]}"; do run $tool --kernel "$k" -m 65 -n 272 -k 512; done
+    # The packed weight's padding (N = 1000, K = 2880 -> 3072) and the exact fallback on wide-scale rows,
+    # which reads B's scales from the W chunks.
+    # (memcheck only: racecheck of the exact fallback over a whole grid takes minutes).
+    [ "$tool" = memcheck ] && for k in "${KERNELS[@]}"; do run $tool --kernel "$k" -m 40 -n 1000 -k 2880 --data wide; done
     run $tool -m 1 -n 1024 -k 256
     run $tool -m 17 -n 16 -k 256
     run $tool -m 130 -n 528 -k 1024 --beta 1
@@ -25,4 +29,12 @@ for k in $("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}')
     run memcheck --kernel "$k" --splitk 2 -m 70 -n 272 -k 1536
     run racecheck --kernel "$k" --splitk 2 -m 70 -n 272 -k 1536
 done
+# The device packer, A padder and quantizer (f4gemm_sm90a_util.cubin) through the C API's gpu tests.
+CAPI=${CAPI_GPU_TESTS:-build/tests/capi/f4gemm_capi_gpu_tests}
+if [ -x "$CAPI" ]; then
+    out=$("$CS" --tool memcheck --error-exitcode 99 "$CAPI" 2>&1)
+    r=$?
+    printf '%-9s %-70s rc=%d  %s\n' memcheck "$CAPI" $r "$(grep -E 'ERROR SUMMARY' <<<"$out" | tail -1)"
+    [ $r -ne 0 ] && { rc=1; tail -30 <<<"$out"; }
+fi
 exit $rc
