@@ -416,11 +416,11 @@ int pack(const PackOptions& o) try {
                         "--layout weight needs --scales (the plain scales .npy; written with --inverse)");
         if (o.inverse) {
             std::vector<uint8_t> b, sc;
-            WeightInfo info;
-            unpack_weight(x.u8(), x.bytes.size(), b, sc, &info);
-            npy_write(o.out, NpyDtype::U8, {info.n, info.k / 2}, b.data());
+            int n = 0, k = 0;
+            Session::unpack_weight_host(x.u8(), x.bytes.size(), b, sc, &n, &k);
+            npy_write(o.out, NpyDtype::U8, {size_t(n), size_t(k) / 2}, b.data());
             try {
-                npy_write(o.scales, NpyDtype::U8, {info.n, info.k / 32}, sc.data());
+                npy_write(o.scales, NpyDtype::U8, {size_t(n), size_t(k) / 32}, sc.data());
             } catch (...) {
                 std::remove(o.out.c_str());
                 throw;
@@ -432,8 +432,11 @@ int pack(const PackOptions& o) try {
                 throw Error(Errc::BadInput, fmt::format("--scales {} has shape [{}, {}]: it must be [{}, {}] "
                                                         "(rows of --in, K/32)",
                                                         o.scales, sc.shape[0], sc.shape[1], rows, k / 32));
-            weight_info(rows, k);  // names a bad N or K
-            const std::vector<uint8_t> w = pack_weight(x.u8(), sc.u8(), rows, k);
+            if (rows > (1u << 30) || k > (1u << 30))
+                throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: too large for a packed weight "
+                                                        "(32-bit sizes); split it",
+                                                        o.in, rows, cols));
+            const std::vector<uint8_t> w = Session::pack_weight_host(x.u8(), sc.u8(), int(rows), int(k));
             npy_write(o.out, NpyDtype::U8, {1, w.size()}, w.data());
         }
     } else if (o.layout == "aiter-scale") {
@@ -466,7 +469,7 @@ int quantize(const QuantizeOptions& o) try {
         throw Error(Errc::BadInput,
                     fmt::format("--in {} has K = {} columns: MXFP4 needs K % 32 == 0; pad K", o.in, k));
     std::vector<uint8_t> packed(rows * k / 2), scales(rows * k / 32);
-    quantize_mxfp4(x.f32(), rows, k, packed.data(), scales.data());
+    Session::quantize_host(x.f32(), rows, k, packed.data(), scales.data());
     npy_write(o.out, NpyDtype::U8, {rows, k / 2}, packed.data());
     try {
         npy_write(o.scale_out, NpyDtype::U8, {rows, k / 32}, scales.data());

@@ -84,6 +84,15 @@ public:
     // A GEMM on plain host operands with the chosen kernel (B packed into W by the upload), or the CPU.
     std::unique_ptr<Job> prepare(const Choice& c, const Problem& p);
 
+    // ---- host buffers (the command's pack and quantize, the numpy path) ----
+    // W (header + body) of plain B [n, k/2] and its scales [n, k/32]: the host packer, the same words as the
+    // device's (weight.h w_body_word); checks n and k. And back, n and k from W's header (checked).
+    static std::vector<uint8_t> pack_weight_host(const uint8_t* b, const uint8_t* b_scale, int n, int k);
+    static void unpack_weight_host(const uint8_t* w, size_t bytes, std::vector<uint8_t>& b,
+                                   std::vector<uint8_t>& b_scale, int* n, int* k);
+    // fp32 [rows, k] (k % 32 == 0) -> MXFP4 plain [rows, k/2] + [rows, k/32] (OCP MX v1.0, mx_quantize.h).
+    static void quantize_host(const float* x, size_t rows, size_t k, uint8_t* packed, uint8_t* scales);
+
     // ---- device pointers (C API, Python): the device's stream, or `stream` when non-zero ----
     // Bytes of a packed weight W of n x k (header + body); checks n and k.
     static size_t weight_bytes(int n, int k);

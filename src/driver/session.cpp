@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "f4gemm/error.hpp"
+#include "f4gemm/formats.hpp"
 #include "f4gemm/layout.hpp"
 #include "f4gemm/util_args.h"
 #include "f4gemm/weight.h"
@@ -255,6 +256,28 @@ size_t Session::weight_bytes(int n, int k) {
         throw Error(Errc::InvalidArgument,
                     fmt::format("weight K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
     return weight_info(size_t(n), size_t(k)).bytes;
+}
+
+std::vector<uint8_t> Session::pack_weight_host(const uint8_t* b, const uint8_t* b_scale, int n, int k) {
+    weight_bytes(n, k);  // names a bad n or k
+    return f4gemm::pack_weight(b, b_scale, size_t(n), size_t(k));
+}
+
+void Session::unpack_weight_host(const uint8_t* w, size_t bytes, std::vector<uint8_t>& b,
+                                 std::vector<uint8_t>& b_scale, int* n, int* k) {
+    WeightInfo info;
+    unpack_weight(w, bytes, b, b_scale, &info);
+    if (n) *n = int(info.n);
+    if (k) *k = int(info.k);
+}
+
+void Session::quantize_host(const float* x, size_t rows, size_t k, uint8_t* packed, uint8_t* scales) {
+    if (k == 0 || k % 32)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("K must be a positive multiple of 32 (got {}): MXFP4 has one scale per 32 "
+                                "elements; pad K",
+                                k));
+    quantize_mxfp4(x, rows, k, packed, scales);
 }
 
 void Session::load_util() {

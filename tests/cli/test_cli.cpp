@@ -436,7 +436,15 @@ TEST(Cli, PackWeightRoundTripAndTheRealDataPath) {
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
     EXPECT_EQ(f4gemm::npy_read(t / "su.npy").bytes, b.scales);
-    // The real-data path with N = 1000, K = 2880 (the GPU path packs W itself; here the CPU backend).
+    // The real-data path with N = 1000 and N = 2880, K = 2880 (the GPU path packs W itself; here the CPU).
+    const f4gemm::MxOperand b2 = f4gemm::make_operand(2880, k, 33, f4gemm::DataKind::Seed);
+    f4gemm::npy_write(t / "b2.npy", f4gemm::NpyDtype::U8, {2880, k / 2}, b2.packed.data());
+    f4gemm::npy_write(t / "sb2.npy", f4gemm::NpyDtype::U8, {2880, k / 32}, b2.scales.data());
+    r = f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") + " --b " +
+           (t / "b2.npy") + " --b-scale " + (t / "sb2.npy") + " --out " + (t / "d2.npy"));
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("shape M=4 N=2880 K=2880"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("PASSED"), std::string::npos) << r.out;
     r = f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") + " --b " +
            (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " + (t / "d.npy"));
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
