@@ -1,11 +1,12 @@
-// readfloor: how fast can any kernel on this GPU read the bytes of a decode GEMM? (docs/BENCH.md "Read floor")
+// readfloor: how fast can any kernel on this GPU read the bytes of a decode GEMM? (docs/BENCH.md "Read
+// floor")
 //
 // Decode (M <= 16) is a stream over B. The issue's decode target is stated against the copy bandwidth; this
 // program measures what a kernel that does nothing but read the same number of bytes achieves, with the
 // same method as bench/bench.py (CUDA graphs of `calls` launches rotating over input sets past 2x L2,
 // warm-up, systems alternating inside each repetition, median and spread of the repetitions):
-//   ldg_u<U>_c<C>    every thread loads 16 B with U loads in flight, grid-stride, C CTAs of 512 threads per SM
-//   bulk_<S>k_s<T>_c<C>  one warp per CTA streams its contiguous share with 1D bulk copies (TMA engine) of
+//   ldg_u<U>_c<C>    every thread loads 16 B with U loads in flight, grid-stride, C CTAs of 512 threads per
+//   SM bulk_<S>k_s<T>_c<C>  one warp per CTA streams its contiguous share with 1D bulk copies (TMA engine) of
 //                    S KiB into a ring of T slots; C CTAs per SM
 //   dec_r<R>_w<W>_s<T>  the memory path of the dec kernels, without A, the start-up or the math: a CTA per
 //                    R 16-row groups of frag16s B, W warps splitting K, each with a ring of T slots of R
@@ -35,13 +36,13 @@
 using namespace f4gemm::sm90;
 using f4gemm_bench::keep;
 
-#define CK(x)                                                                                     \
-    do {                                                                                          \
-        cudaError_t e_ = (x);                                                                     \
-        if (e_ != cudaSuccess) {                                                                  \
-            std::fprintf(stderr, "readfloor: %s failed: %s\n", #x, cudaGetErrorString(e_));       \
-            std::exit(2);                                                                         \
-        }                                                                                         \
+#define CK(x)                                                                               \
+    do {                                                                                    \
+        cudaError_t e_ = (x);                                                               \
+        if (e_ != cudaSuccess) {                                                            \
+            std::fprintf(stderr, "readfloor: %s failed: %s\n", #x, cudaGetErrorString(e_)); \
+            std::exit(2);                                                                   \
+        }                                                                                   \
     } while (0)
 
 namespace {
@@ -57,8 +58,8 @@ __global__ void __launch_bounds__(512) k_ldg(const uint4* __restrict__ p, size_t
     f4gemm_bench::read_stream<U>(p, n16, sink);
 }
 template <int U>
-__global__ void __launch_bounds__(512) k_ldg_sum(const uint4* __restrict__ p, size_t n16, uint32_t* sink,
-                                                 unsigned long long* sum) {
+__global__ void __launch_bounds__(512)
+    k_ldg_sum(const uint4* __restrict__ p, size_t n16, uint32_t* sink, unsigned long long* sum) {
     f4gemm_bench::read_stream<U>(p, n16, sink, sum);
 }
 
@@ -66,7 +67,8 @@ __global__ void __launch_bounds__(512) k_ldg_sum(const uint4* __restrict__ p, si
 // sizes whose word count is not a multiple of the grid or of the unroll, and both grids of the patterns.
 int self_check(int sms, uint32_t* sink) {
     int bad = 0;
-    for (size_t n16 : {size_t(1), size_t(1000), size_t(sms) * 512 * 4 * 3 + 17, size_t(1) << 20, (size_t(1) << 22) + 5}) {
+    for (size_t n16 :
+         {size_t(1), size_t(1000), size_t(sms) * 512 * 4 * 3 + 17, size_t(1) << 20, (size_t(1) << 22) + 5}) {
         std::vector<uint32_t> h(n16 * 4);
         uint64_t x = 0x9E3779B97F4A7C15ull ^ n16, want = 0;
         for (auto& w : h) {
@@ -103,9 +105,10 @@ int self_check(int sms, uint32_t* sink) {
     return bad ? 1 : 0;
 }
 
-// One warp per CTA; its contiguous share [b0, b1) of the buffer in copies of `chunk` bytes, `stages` in flight.
-__global__ void __launch_bounds__(32) k_bulk(const uint8_t* __restrict__ p, size_t bytes, int chunk, int stages,
-                                             uint32_t* sink) {
+// One warp per CTA; its contiguous share [b0, b1) of the buffer in copies of `chunk` bytes, `stages` in
+// flight.
+__global__ void __launch_bounds__(32)
+    k_bulk(const uint8_t* __restrict__ p, size_t bytes, int chunk, int stages, uint32_t* sink) {
     extern __shared__ __align__(128) uint8_t smem[];
     uint64_t* bars = reinterpret_cast<uint64_t*>(smem + (size_t)stages * chunk);
     const size_t per = (bytes / gridDim.x + 15) / 16 * 16;
@@ -159,7 +162,8 @@ __global__ void k_dec(const uint8_t* __restrict__ p, int K, int R, int stages, u
         const int s = (c - c0) % stages;
         mbar_arrive_expect_tx(&bars[s], slot_bytes);
         for (int rg = 0; rg < R; ++rg)
-            bulk_copy_g2s(ring + s * slot_bytes + rg * kChunk, g0 + rg * grp + (long)c * kChunk, kChunk, &bars[s]);
+            bulk_copy_g2s(ring + s * slot_bytes + rg * kChunk, g0 + rg * grp + (long)c * kChunk, kChunk,
+                          &bars[s]);
     };
     for (int i = 0; i < stages; ++i) issue(c0 + i);
     uint32_t acc = 0;
@@ -222,7 +226,8 @@ int main(int argc, char** argv) {
                 int k = 0;
                 if (std::sscanf(s.substr(pos, e - pos).c_str(), "%ldx%d", &n, &k) != 2 || n <= 0 || n % 64 ||
                     k <= 0 || k % 1024) {
-                    std::fprintf(stderr, "readfloor: --shapes %s: want NxK with N %% 64 == 0, K %% 1024 == 0\n",
+                    std::fprintf(stderr,
+                                 "readfloor: --shapes %s: want NxK with N %% 64 == 0, K %% 1024 == 0\n",
                                  s.substr(pos, e - pos).c_str());
                     return 2;
                 }
@@ -230,9 +235,10 @@ int main(int argc, char** argv) {
                 pos = e + 1;
             }
         } else {
-            std::fprintf(stderr,
-                         "readfloor: unknown argument %s (usage: readfloor [--check] [--reps R] [--shapes NxK,...])\n",
-                         a.c_str());
+            std::fprintf(
+                stderr,
+                "readfloor: unknown argument %s (usage: readfloor [--check] [--reps R] [--shapes NxK,...])\n",
+                a.c_str());
             return 2;
         }
     }
@@ -257,7 +263,8 @@ int main(int argc, char** argv) {
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
-    // Warm-up that brings the clocks up, then the copy bandwidth as bench.py measures it (2 GiB, read + write).
+    // Warm-up that brings the clocks up, then the copy bandwidth as bench.py measures it (2 GiB, read +
+    // write).
     {
         const size_t cb = 2ull << 30;
         uint8_t *x, *y;
@@ -278,7 +285,8 @@ int main(int argc, char** argv) {
             CK(cudaEventElapsedTime(&ms, b, e));
             t.push_back(ms * 1e3);
         }
-        std::printf("copy bandwidth %.0f GB/s (read + write of 2 GiB, median of 10)\n", 2.0 * cb / median(t) / 1e3);
+        std::printf("copy bandwidth %.0f GB/s (read + write of 2 GiB, median of 10)\n",
+                    2.0 * cb / median(t) / 1e3);
         CK(cudaFree(x));
         CK(cudaFree(y));
     }
@@ -288,25 +296,29 @@ int main(int argc, char** argv) {
         constexpr int U = decltype(u)::value;
         pats.push_back({"ldg_u" + std::to_string(U) + "_c" + std::to_string(cps),
                         [=](const uint8_t* b, size_t bytes, long, int, cudaStream_t s) {
-                            k_ldg<U><<<sms * cps, 512, 0, s>>>(reinterpret_cast<const uint4*>(b), bytes / 16, sink);
+                            k_ldg<U><<<sms * cps, 512, 0, s>>>(reinterpret_cast<const uint4*>(b), bytes / 16,
+                                                               sink);
                         }});
     };
     ldg(std::integral_constant<int, 4>{}, 2);
     ldg(std::integral_constant<int, 8>{}, 2);
     ldg(std::integral_constant<int, 4>{}, 4);
-    for (const auto& cfg : {std::tuple<int, int, int>{16, 4, 2}, {16, 8, 1}, {32, 4, 1}, {8, 8, 2}, {4, 8, 4}}) {
+    for (const auto& cfg :
+         {std::tuple<int, int, int>{16, 4, 2}, {16, 8, 1}, {32, 4, 1}, {8, 8, 2}, {4, 8, 4}}) {
         const int kib = std::get<0>(cfg), stages = std::get<1>(cfg), cps = std::get<2>(cfg);
         const int chunk = kib * 1024, smem = stages * chunk + 8 * stages;
-        pats.push_back({"bulk_" + std::to_string(kib) + "k_s" + std::to_string(stages) + "_c" + std::to_string(cps),
-                        [=](const uint8_t* b, size_t bytes, long, int, cudaStream_t s) {
-                            k_bulk<<<sms * cps, 32, smem, s>>>(b, bytes, chunk, stages, sink);
-                        }});
+        pats.push_back(
+            {"bulk_" + std::to_string(kib) + "k_s" + std::to_string(stages) + "_c" + std::to_string(cps),
+             [=](const uint8_t* b, size_t bytes, long, int, cudaStream_t s) {
+                 k_bulk<<<sms * cps, 32, smem, s>>>(b, bytes, chunk, stages, sink);
+             }});
     }
     CK(cudaFuncSetAttribute(k_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     CK(cudaFuncSetAttribute(k_dec, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     // The shipped dec configs (R, warps, stages): dec_16x64_m2 (4, 8, 2), dec_16x32_m2 (2, 8, 3),
     // dec_16x64_w16 (4, 16, 2); then deeper rings.
-    for (const auto& cfg : {std::tuple<int, int, int>{4, 8, 2}, {2, 8, 3}, {4, 16, 2}, {4, 8, 4}, {2, 8, 6}}) {
+    for (const auto& cfg :
+         {std::tuple<int, int, int>{4, 8, 2}, {2, 8, 3}, {4, 16, 2}, {4, 8, 4}, {2, 8, 6}}) {
         const int R = std::get<0>(cfg), W = std::get<1>(cfg), T = std::get<2>(cfg);
         const int smem = W * T * (R * F4GEMM_FRAG16S_CHUNK + 16 * 80 + 64 + 8);  // the dec kernel's ring
         pats.push_back({"dec_r" + std::to_string(R) + "_w" + std::to_string(W) + "_s" + std::to_string(T),
@@ -374,11 +386,12 @@ int main(int argc, char** argv) {
         CK(cudaGetLastError());
         for (size_t x = 0; x < execs.size(); ++x) {
             const double med = median(t[x]);
-            const double spread = (*std::max_element(t[x].begin(), t[x].end()) -
-                                   *std::min_element(t[x].begin(), t[x].end())) / med;
+            const double spread =
+                (*std::max_element(t[x].begin(), t[x].end()) - *std::min_element(t[x].begin(), t[x].end())) /
+                med;
             const bool empty = which[x] < 0;
-            std::printf("%-22s %6ldx%-5d %6.1f %9.2f %7.1f%% %9.0f\n", names[x].c_str(), sz.n, sz.k, bytes / 1e6, med,
-                        100 * spread, empty ? 0.0 : bytes / med / 1e3);
+            std::printf("%-22s %6ldx%-5d %6.1f %9.2f %7.1f%% %9.0f\n", names[x].c_str(), sz.n, sz.k,
+                        bytes / 1e6, med, 100 * spread, empty ? 0.0 : bytes / med / 1e3);
             if (!empty) {
                 fit_x[which[x]].push_back((double)bytes);
                 fit_y[which[x]].push_back(med);

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "f4gemm/codeobject.hpp"
-#include "f4gemm/session.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
 #include "f4gemm/layout.hpp"
 #include "f4gemm/npy.hpp"
+#include "f4gemm/session.hpp"
 #include "f4gemm/tuned.hpp"
 
 namespace f4gemm::cli {
@@ -62,14 +62,17 @@ void check_writable(const std::string& path, const char* flag) {
     const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-        throw Error(Errc::Io, fmt::format("cannot write {} {}: the folder {} does not exist; create it or pass "
-                                          "another path",
-                                          flag, path, dir.string()));
+        throw Error(Errc::Io,
+                    fmt::format("cannot write {} {}: the folder {} does not exist; create it or pass "
+                                "another path",
+                                flag, path, dir.string()));
     if (std::filesystem::is_directory(p, ec))
-        throw Error(Errc::Io, fmt::format("cannot write {} {}: it is a folder; pass a file path", flag, path));
+        throw Error(Errc::Io,
+                    fmt::format("cannot write {} {}: it is a folder; pass a file path", flag, path));
     if (access(dir.c_str(), W_OK) != 0)
-        throw Error(Errc::Io, fmt::format("cannot write {} {}: the folder {} is not writable; pass another path",
-                                          flag, path, dir.string()));
+        throw Error(Errc::Io,
+                    fmt::format("cannot write {} {}: the folder {} is not writable; pass another path", flag,
+                                path, dir.string()));
 }
 
 // Real operands from .npy files (plain layouts), shapes cross-checked; M, N, K come from them.
@@ -99,7 +102,9 @@ Problem load_problem(const RunOptions& o) {
     if (m > (1u << 30) || n > (1u << 30) || k > (1u << 30))
         throw Error(Errc::BadInput, "operand too large for 32-bit kernel arguments: split the problem");
     if (k == 0 || m == 0 || n == 0)
-        throw Error(Errc::BadInput, fmt::format("--a/--b hold no elements (M={} N={} K={}): pass non-empty operands", m, n, k));
+        throw Error(
+            Errc::BadInput,
+            fmt::format("--a/--b hold no elements (M={} N={} K={}): pass non-empty operands", m, n, k));
     Problem p;
     p.m = int(m);
     p.n = int(n);
@@ -162,8 +167,8 @@ int run(const RunOptions& o) try {
             fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", o.splitk));
     if (o.num_cu < 0) return fail(fmt::format("--num-cu must be positive (got {})", o.num_cu));
     if (o.iters < 0 || o.warmup < 0)
-        return fail(fmt::format("--iters/--warmup must be >= 0 (got {}/{}): pass a count of 0 or more", o.iters,
-                                o.warmup));
+        return fail(fmt::format("--iters/--warmup must be >= 0 (got {}/{}): pass a count of 0 or more",
+                                o.iters, o.warmup));
     const DataKind data_kind = parse_data_kind(o.data);
     if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
         return fail(fmt::format("--alpha/--beta must be finite (got {}/{})", o.alpha, o.beta));
@@ -206,12 +211,14 @@ int run(const RunOptions& o) try {
             say("device: {} ({}, {} SMs)", p->name, p->arch, p->num_cu);
         }
     } else if (!o.dry_run) {
-        say("device: CPU ({} threads), no GPU backend in use", std::max(1u, std::thread::hardware_concurrency()));
+        say("device: CPU ({} threads), no GPU backend in use",
+            std::max(1u, std::thread::hardware_concurrency()));
     }
 
     Problem problem;
     if (real_data) problem = load_problem(o);
-    const int m = real_data ? problem.m : o.m, n = real_data ? problem.n : o.n, k = real_data ? problem.k : o.k;
+    const int m = real_data ? problem.m : o.m, n = real_data ? problem.n : o.n,
+              k = real_data ? problem.k : o.k;
 
     GemmRequest req;
     req.m = m;
@@ -226,9 +233,11 @@ int run(const RunOptions& o) try {
     if (choice.index >= 0) {
         if (choice.tuned) say("tuned: {} lists this shape on {} CUs", session.tuned().path, choice.num_cu);
         if (o.explain) {
-            say("heuristic on {} CUs, splitk {}, bpreshuffle {}:", choice.num_cu, choice.splitk, choice.bpreshuffle);
+            say("heuristic on {} CUs, splitk {}, bpreshuffle {}:", choice.num_cu, choice.splitk,
+                choice.bpreshuffle);
             for (const HeuristicStep& st : choice.steps)
-                say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split, st.reason);
+                say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split,
+                    st.reason);
         }
         const KernelConfig& kc = manifest.kernels[size_t(choice.index)];
         const LaunchPlan& plan = choice.plan;
@@ -240,8 +249,8 @@ int run(const RunOptions& o) try {
             say("packed weight: K padded to {} inside W and the A operand (zero blocks add exactly 0)",
                 choice.launch_k);
         if (plan.pre_grid.x)
-            say("pre-pass {}{}: grid = ({}, 1, 1) x {} threads, workspace {} bytes", kc.knl_name, kPrepassSuffix,
-                plan.pre_grid.x, plan.pre_block.x, plan.workspace_bytes);
+            say("pre-pass {}{}: grid = ({}, 1, 1) x {} threads, workspace {} bytes", kc.knl_name,
+                kPrepassSuffix, plan.pre_grid.x, plan.pre_block.x, plan.workspace_bytes);
         if (o.dry_run) return 0;
     } else {
         if (o.dry_run) return 0;
@@ -302,8 +311,8 @@ int run(const RunOptions& o) try {
                        {"nan_outputs", v.nan_outputs},
                        {"passed", v.passed()}};
         if (!v.passed()) {
-            say("  first mismatch at (m={}, n={}): got {:.6g}, want {:.6g}", v.first_m, v.first_n, v.first_got,
-                v.first_want);
+            say("  first mismatch at (m={}, n={}): got {:.6g}, want {:.6g}", v.first_m, v.first_n,
+                v.first_got, v.first_want);
             say("FAILED");
             rc = 1;
         } else {
@@ -315,7 +324,8 @@ int run(const RunOptions& o) try {
         const double flops = 2.0 * m * n * double(k);
         const double bytes = double(m) * k / 2 + double(n) * k / 2 + double(m) * n * 2;
         say("{:8.2f} us   {:8.2f} TFLOP/s   {:7.2f} TB/s", us, flops / us / 1e6, bytes / us / 1e6);
-        j["timing"] = {{"us", us}, {"tflops", flops / us / 1e6}, {"tbs", bytes / us / 1e6}, {"iters", o.iters}};
+        j["timing"] = {
+            {"us", us}, {"tflops", flops / us / 1e6}, {"tbs", bytes / us / 1e6}, {"iters", o.iters}};
     }
     j["passed"] = rc == 0;
     // Outputs last, each written whole (temp file + rename); if the second fails the first is removed.
@@ -433,9 +443,10 @@ int pack(const PackOptions& o) try {
                                                         "(rows of --in, K/32)",
                                                         o.scales, sc.shape[0], sc.shape[1], rows, k / 32));
             if (rows > (1u << 30) || k > (1u << 30))
-                throw Error(Errc::BadInput, fmt::format("--in {} has shape [{}, {}]: too large for a packed weight "
-                                                        "(32-bit sizes); split it",
-                                                        o.in, rows, cols));
+                throw Error(Errc::BadInput,
+                            fmt::format("--in {} has shape [{}, {}]: too large for a packed weight "
+                                        "(32-bit sizes); split it",
+                                        o.in, rows, cols));
             const std::vector<uint8_t> w = Session::pack_weight_host(x.u8(), sc.u8(), int(rows), int(k));
             npy_write(o.out, NpyDtype::U8, {1, w.size()}, w.data());
         }
@@ -454,8 +465,9 @@ int pack(const PackOptions& o) try {
             npy_write(o.out, NpyDtype::U8, {s.rows, s.cols}, y.data());
         }
     } else {
-        throw Error(Errc::InvalidArgument, "unknown --layout '" + o.layout +
-                                               "': use weight, aiter-b, aiter-scale, bitplane, frag16 or frag16s");
+        throw Error(Errc::InvalidArgument,
+                    "unknown --layout '" + o.layout +
+                        "': use weight, aiter-b, aiter-scale, bitplane, frag16 or frag16s");
     }
     return 0;
 } catch (const Error& e) {
@@ -496,8 +508,10 @@ int tune(const TuneOptions& o) try {
         spec.shapes.push_back({std::stoi(mm[1]), std::stoi(mm[2]), std::stoi(mm[3])});
     }
     if (o.iters <= 0 || o.reps <= 0)
-        throw Error(Errc::InvalidArgument, fmt::format("--iters and --reps must be positive (got {}/{})", o.iters, o.reps));
-    if (o.warmup < 0) throw Error(Errc::InvalidArgument, fmt::format("--warmup must be >= 0 (got {})", o.warmup));
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("--iters and --reps must be positive (got {}/{})", o.iters, o.reps));
+    if (o.warmup < 0)
+        throw Error(Errc::InvalidArgument, fmt::format("--warmup must be >= 0 (got {})", o.warmup));
     check_writable(o.out, "--out");
     if (cuda_device_count() == 0)
         throw Error(Errc::Device,

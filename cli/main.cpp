@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
     RunOptions ro;
     bool version = false;
     app.add_option("-m", ro.m, "M (rows of A and D); default 512");
-    app.add_option("-n", ro.n, "N (rows of B, columns of D), any N >= 1 (aiter kernels: a multiple of 16); default 1024");
+    app.add_option("-n", ro.n,
+                   "N (rows of B, columns of D), any N >= 1 (aiter kernels: a multiple of 16); default 1024");
     app.add_option("-k", ro.k, "K (reduction), a multiple of 32 (aiter kernels: of 256); default 2048");
     app.add_option("--co-dir", ro.co_dir, "folder holding the code objects and f4gemm_bf16_per1x32Fp4.csv");
     app.add_option("--kernel", ro.kernel, "force a kernel by mangled name (knl_name) or file name (co_name)");
@@ -64,8 +65,10 @@ int main(int argc, char** argv) {
                    "0|1: heuristic filter on the B layout (default 1 when the "
                    "manifest has preshuffled kernels)");
     app.add_option("--splitk", ro.splitk, "log2 of the K split; -1 lets the heuristic try 2/4/8/16");
-    app.add_option("--iters", ro.iters, "timed iterations (0 = no benchmark); default 20")->check(CLI::NonNegativeNumber);
-    app.add_option("--warmup", ro.warmup, "warm-up runs before timing; default 5")->check(CLI::NonNegativeNumber);
+    app.add_option("--iters", ro.iters, "timed iterations (0 = no benchmark); default 20")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--warmup", ro.warmup, "warm-up runs before timing; default 5")
+        ->check(CLI::NonNegativeNumber);
     app.add_flag_callback(
         "--no-verify", [&] { ro.verify = false; }, "skip the CPU reference check");
     app.add_flag("--list", ro.list, "print the manifest and exit");
@@ -92,10 +95,14 @@ int main(int argc, char** argv) {
 
     PackOptions po;
     CLI::App* pack_cmd = app.add_subcommand("pack", "offline layout transforms of .npy operands");
-    pack_cmd->add_option("--layout", po.layout, "weight (the packed weight W every shipped kernel reads) | aiter-b | aiter-scale | bitplane | frag16 | frag16s")
+    pack_cmd
+        ->add_option("--layout", po.layout,
+                     "weight (the packed weight W every shipped kernel reads) | aiter-b | aiter-scale | "
+                     "bitplane | frag16 | frag16s")
         ->required();
-    pack_cmd->add_option("--scales", po.scales,
-                         "weight, frag16s: the plain scales .npy [rows, K/32] (input; the output with --inverse)");
+    pack_cmd->add_option(
+        "--scales", po.scales,
+        "weight, frag16s: the plain scales .npy [rows, K/32] (input; the output with --inverse)");
     pack_cmd->add_flag("--inverse", po.inverse, "undo the transform");
     pack_cmd->add_option("--in", po.in, "input .npy (uint8)")->required();
     pack_cmd->add_option("--out", po.out, "output .npy")->required();
@@ -114,9 +121,11 @@ int main(int argc, char** argv) {
     tune_cmd->add_option("--out", to.out, "tuned CSV to write")->required();
     tune_cmd->add_option("--co-dir", to.co_dir, "code-object folder (default: as for a run)");
     tune_cmd->add_option("--device", to.device, "GPU ordinal");
-    tune_cmd->add_option("--iters", to.iters, "timed iterations per repetition; default 20")->check(CLI::PositiveNumber);
+    tune_cmd->add_option("--iters", to.iters, "timed iterations per repetition; default 20")
+        ->check(CLI::PositiveNumber);
     tune_cmd->add_option("--warmup", to.warmup, "warm-up runs; default 5")->check(CLI::NonNegativeNumber);
-    tune_cmd->add_option("--reps", to.reps, "repetitions (median taken); default 3")->check(CLI::PositiveNumber);
+    tune_cmd->add_option("--reps", to.reps, "repetitions (median taken); default 3")
+        ->check(CLI::PositiveNumber);
     tune_cmd->add_flag_callback(
         "--no-verify", [&] { to.verify = false; }, "skip the CPU check of each candidate");
     tune_cmd->add_option("--verify-max-macs", to.verify_max_macs,

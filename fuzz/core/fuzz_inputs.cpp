@@ -17,18 +17,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
     try {
         switch (data[0] % 3) {
-        case 0: f4gemm::parse_manifest(text, "fuzz.csv"); break;
-        case 1: f4gemm::parse_tuned(text, "fuzz_tuned.csv"); break;
-        default: {
-            // npy_read takes a path: write the bytes to a per-process temp file.
-            static const std::string path = "/tmp/f4gemm_fuzz_" + std::to_string(getpid()) + ".npy";
-            FILE* f = std::fopen(path.c_str(), "wb");
-            if (!f) return 0;
-            std::fwrite(text.data(), 1, text.size(), f);
-            std::fclose(f);
-            f4gemm::npy_read(path);
-            break;
-        }
+            case 0:
+                f4gemm::parse_manifest(text, "fuzz.csv");
+                break;
+            case 1:
+                f4gemm::parse_tuned(text, "fuzz_tuned.csv");
+                break;
+            default: {
+                // npy_read takes a path: write the bytes to a per-process temp file.
+                static const std::string path = "/tmp/f4gemm_fuzz_" + std::to_string(getpid()) + ".npy";
+                FILE* f = std::fopen(path.c_str(), "wb");
+                if (!f) return 0;
+                std::fwrite(text.data(), 1, text.size(), f);
+                std::fclose(f);
+                f4gemm::npy_read(path);
+                break;
+            }
         }
     } catch (const f4gemm::Error&) {
     }

@@ -24,16 +24,16 @@ struct LaunchPlan {
     bool zero_out = false;  // aiter: memset D before every split launch
     // Buffer sizes in bytes, with the row over-allocations applied:
     size_t a_bytes = 0, b_bytes = 0, sa_bytes = 0, sb_bytes = 0;
-    size_t d_bytes = 0;          // round_up(M,32) x N bf16
-    size_t c_bytes = 0;          // M x N bf16 (0 when no C)
-    size_t workspace_bytes = 0;  // sm90v1 split-K partials, or the pre-pass image (sm90pp1, sm90pa1):
-                                 // docs/ABI_SM90.md
+    size_t d_bytes = 0;           // round_up(M,32) x N bf16
+    size_t c_bytes = 0;           // M x N bf16 (0 when no C)
+    size_t workspace_bytes = 0;   // sm90v1 split-K partials, or the pre-pass image (sm90pp1, sm90pa1):
+                                  // docs/ABI_SM90.md
     bool zero_workspace = false;  // sm90v1 split-K: the host zeroes it before every launch
     Dim3 pre_grid{0, 1, 1};       // pre-pass ABIs: (ceil(rows / 8), 1, 1), rows = Mr + Nr (pp1) or Mr (pa1);
                                   // x = 0: no pre-pass launch
     Dim3 pre_block{0, 1, 1};      // pre-pass ABIs: (256, 1, 1)
-    size_t scale_stride = 0;     // stride_ScaleA0 == stride_ScaleB0 in bytes
-    size_t args_bytes = 0;       // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1, sm90pa1)
+    size_t scale_stride = 0;      // stride_ScaleA0 == stride_ScaleB0 in bytes
+    size_t args_bytes = 0;        // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1, sm90pa1)
 };
 
 // Throws Errc::InvalidArgument if K % (1 << log2_k_split) != 0 (asm_f4gemm's split error),

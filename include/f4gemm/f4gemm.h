@@ -50,15 +50,16 @@ int f4gemm_operand_bytes(const f4gemm_handle* h, int m, int k, size_t* data_byte
 /* Packs W on the device from plain B (uint8 [n, k/2], e2m1 pairs, element 2i in the low nibble) and its
  * E8M0 scales (uint8 [n, k/32]), contiguous rows, into `w` (f4gemm_weight_bytes(h, n, k) bytes), on
  * `stream` (0 = the handle's own). Bit-identical to the host packer (`f4gemm pack --layout weight`). */
-int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, int k, uint64_t w, uint64_t stream);
+int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, int k, uint64_t w,
+                       uint64_t stream);
 
 /* Plain A (uint8 [m, k/2]) and its scales (uint8 [m, k/32]), contiguous rows, into the operand layout
  * (a_out, a_scale_out of f4gemm_operand_bytes), on `stream`. */
-int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, uint64_t a_out, uint64_t a_scale_out,
-                 uint64_t stream);
+int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, uint64_t a_out,
+                 uint64_t a_scale_out, uint64_t stream);
 
-/* Activations x (bf16 when is_bf16, else fp32; [m, k], row pitch ldx elements) quantized to MXFP4 (OCP MX v1.0,
- * bit-identical to the host quantizer) straight into the operand layout, on `stream`. */
+/* Activations x (bf16 when is_bf16, else fp32; [m, k], row pitch ldx elements) quantized to MXFP4 (OCP MX
+ * v1.0, bit-identical to the host quantizer) straight into the operand layout, on `stream`. */
 int f4gemm_quantize(f4gemm_handle* h, uint64_t x, int is_bf16, int m, int k, int ldx, uint64_t a_out,
                     uint64_t a_scale_out, uint64_t stream);
 

@@ -86,9 +86,9 @@ void frag16s_unpack(const uint8_t* src, uint8_t* dst, uint8_t* scales, size_t n,
 // to round_up(n, 256) rows and round_up(k, 256) columns. Any n >= 1 and k % 32 == 0. The body words come
 // from w_body_word(), the definition the CUDA packer (kernels/sm90a/sm90_util.cu) shares.
 struct WeightInfo {
-    size_t n = 0, k = 0;        // the weight's shape
+    size_t n = 0, k = 0;  // the weight's shape
     size_t n_pad = 0, k_pad = 0;
-    size_t bytes = 0;           // header + body
+    size_t bytes = 0;  // header + body
 };
 WeightInfo weight_info(size_t n, size_t k);  // throws InvalidArgument naming a bad n or k
 // Host packer: plain B [n, k/2] + plain scales [n, k/32] (contiguous rows) -> W (header + body).
@@ -129,10 +129,10 @@ ScaleLayout parse_scale_layout(const std::string& s);  // one of kScaleLayoutCho
 const char* to_string(BLayout l);
 const char* to_string(ScaleLayout l);
 
-// Device images of one operand in a kernel's layout (Frag16S: the W body, padded to w_k_pad(k)), with the row over-allocation applied:
-// packed data rows padded to kOperandRowPad and zero-filled (then bit-plane packed or frag16
-// shuffled whole for those B layouts); plain scales padded to the same
-// rows with kScalePadByte; aiter scales as aiter_scale_pack.
+// Device images of one operand in a kernel's layout (Frag16S: the W body, padded to w_k_pad(k)), with the row
+// over-allocation applied: packed data rows padded to kOperandRowPad and zero-filled (then bit-plane packed
+// or frag16 shuffled whole for those B layouts); plain scales padded to the same rows with kScalePadByte;
+// aiter scales as aiter_scale_pack.
 struct OperandImage {
     std::vector<uint8_t> data;    // packed e2m1
     std::vector<uint8_t> scales;  // e8m0

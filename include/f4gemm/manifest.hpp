@@ -14,7 +14,7 @@ namespace f4gemm {
 constexpr const char* kManifestFile = "f4gemm_bf16_per1x32Fp4.csv";
 
 enum class KernelAbi {
-    Aiter,   // the 0x174-byte prefix only (aiter gfx950 code objects)
+    Aiter,    // the 0x174-byte prefix only (aiter gfx950 code objects)
     Sm90v1,   // F4gemmSm90Args (prefix + workspace extension)
     Sm90pp1,  // F4gemmSm90Args, two launches: <knl_name>_prepass, then <knl_name>; the workspace holds
               // the pre-pass's e5m2 image of A and B (docs/ABI_SM90.md)
@@ -39,8 +39,8 @@ struct KernelConfig {
     // "priority": our selection policy keeps, of two candidates covering the same tile (docs/HEURISTIC.md),
     // the one with the lower value, then the one listed first (aiter's manifests: all 0, row order).
     int priority = 0;
-    std::map<std::string, std::string> extra;               // any other column, verbatim
-    int line = 0;                                           // 1-based line in the CSV, for messages
+    std::map<std::string, std::string> extra;  // any other column, verbatim
+    int line = 0;                              // 1-based line in the CSV, for messages
 };
 
 struct Manifest {

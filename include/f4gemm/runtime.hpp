@@ -43,7 +43,10 @@ public:
     // Bytes from `p` to the end of the device allocation holding it (a caller's buffer-size check); 0 when
     // the backend cannot tell or `p` is no device allocation. A pooled allocator (PyTorch's) may hand out
     // parts of larger allocations, so this is an upper bound of the caller's buffer.
-    virtual size_t bytes_from(DevPtr p) { (void)p; return 0; }
+    virtual size_t bytes_from(DevPtr p) {
+        (void)p;
+        return 0;
+    }
     // True while the stream in use is being captured into a graph (no synchronous copies then).
     virtual bool capturing() { return false; }
     virtual void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,

@@ -5,9 +5,9 @@
 // API and the Python package are thin faces over it (docs/DESIGN.md of the house, "Layers").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +41,8 @@ struct GemmRequest {
 struct Choice {
     int index = -1;  // manifest index, -1 on the CPU backend
     int log2_k_split = 0;
-    bool tuned = false;                // taken from the tuned table
-    std::vector<HeuristicStep> steps;  // with explain: each candidate and why it won or lost
+    bool tuned = false;                           // taken from the tuned table
+    std::vector<HeuristicStep> steps;             // with explain: each candidate and why it won or lost
     int num_cu = 0, bpreshuffle = 0, splitk = 0;  // the query the policy answered
     int launch_k = 0;  // the K the kernel sees: round_up(K, 256) for the packed-weight kernels
     LaunchPlan plan;   // GPU backends

@@ -136,8 +136,8 @@ F4GEMM_FRAG16S_HD inline uint32_t w_body_word(const WSource& s, size_t d) {
         const size_t row = 16 * G + 8 * h + g, w = (4 * c + j) * 4 + t;
         if (row >= s.n || w >= s.k / 8) return 0u;
         const uint8_t* p = s.b + row * s.ldb + 4 * w;
-        const uint32_t plain = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-                               ((uint32_t)p[3] << 24);
+        const uint32_t plain =
+            (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
         return bitplane_word(plain);
     }
     const size_t row = 16 * G + (q - 256);  // scale word of row r = q - 256: blocks 4c .. 4c + 3

@@ -63,7 +63,7 @@ constexpr int TILE_N = 16 * kR;
 // Words in flight per lane in the start-up scan of the A scales. 4 leaves every config free of spills
 // (ptxas allocates the 128 registers of the main loop differently around the scan: 1 and 8 spill).
 constexpr int kScanUnroll = 4;
-constexpr int kBSpan = 100;             // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
+constexpr int kBSpan = 100;  // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
 // One ring slot = one 128-K chunk of everything the warp reads: B and its scales (bulk copies), the 16
 // activation rows' 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks) and their 16 scale
 // words (cp.async, 16 and 4 bytes). B arrives in the frag16s layout: per (16-row group, 128-K chunk) the 1024
@@ -83,7 +83,7 @@ constexpr int kRedPitch = TILE_N + 4;  // floats; = 4 mod 32: the fragment store
 constexpr int kRedBytes = kWarps * TILE_M * kRedPitch * 4;
 constexpr int kUnion0 = kRedBytes > kExactSmemBytes ? kRedBytes : kExactSmemBytes;
 constexpr int kUnionBytes = kRingBytes > kUnion0 ? kRingBytes : kUnion0;  // ring, partials, exact path
-constexpr int kSmemBytes = kUnionBytes + 8 * (TILE_M + TILE_N) + 32;     // + per-row words + CTA words
+constexpr int kSmemBytes = kUnionBytes + 8 * (TILE_M + TILE_N) + 32;      // + per-row words + CTA words
 static_assert(kWarps >= 8, "exact_tile needs 256 threads");
 static_assert(kStages >= 2, "ring depth");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
@@ -153,14 +153,15 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     };
 
     // Block j of the chunk in ring slot s; asc / bsc: the chunk's scale words of this lane's rows.
-    auto block = [&](const uint8_t* s, const uint32_t (&asc)[2], const uint32_t (&bsc)[kR][2], auto jc) {
+    auto block = [&](const uint8_t* s, const uint32_t(&asc)[2], const uint32_t(&bsc)[kR][2], auto jc) {
         constexpr int j = decltype(jc)::value;
         // Activation fragments (mma B operand): e0..e3 of word t feed the first k16 half, e4..e7 the second
         // (the same k order as the weight fragments below; inside a scale block the order is free).
         uint32_t bf[kNt8][4];
 #pragma unroll
         for (int h = 0; h < kNt8; ++h) {
-            const uint32_t x = *reinterpret_cast<const uint32_t*>(s + kOffA + (8 * h + g) * kAPitch + j * 16 + t * 4);
+            const uint32_t x =
+                *reinterpret_cast<const uint32_t*>(s + kOffA + (8 * h + g) * kAPitch + j * 16 + t * 4);
             uint32_t lut_lo, lut_hi, lo, hi;
             make_lut((int)((asc[h] >> (8 * j)) & 0xFF) - refA[h], lut_lo, lut_hi);
             cvt8(x, lut_lo, lut_hi, lo, hi);
@@ -206,7 +207,8 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
         const uint8_t* s = ring + slot * kStageBytes;
         uint32_t asc[2] = {0u, 0u}, bsc[kR][2];
 #pragma unroll
-        for (int h = 0; h < kNt8; ++h) asc[h] = *reinterpret_cast<const uint32_t*>(s + kOffAs + (8 * h + g) * 4);
+        for (int h = 0; h < kNt8; ++h)
+            asc[h] = *reinterpret_cast<const uint32_t*>(s + kOffAs + (8 * h + g) * 4);
 #pragma unroll
         for (int rg = 0; rg < kR; ++rg)
 #pragma unroll
@@ -240,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     extern __shared__ __align__(16) uint8_t smem[];
-    float* red = reinterpret_cast<float*>(smem);  // [kWarps][TILE_M][kRedPitch] fp32 partials
+    float* red = reinterpret_cast<float*>(smem);              // [kWarps][TILE_M][kRedPitch] fp32 partials
     int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows ([TILE_N] B rows: unused)
     int* s_nan = s_ref + TILE_M + TILE_N;
     int* s_cta = s_nan + TILE_M + TILE_N;  // [0] wide, [1] max B exponent, [2] min B exponent

@@ -86,7 +86,6 @@ static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's
 static_assert(kStages >= 2 * kSpan, "a ring");
 static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
 
-
 // Shared memory (offsets from a 1024-byte aligned base): per stage A (BLOCK_M, 128 B) then B
 // (BLOCK_N, 128 B), both SW128 K-major, exactly as the pre-pass wrote them; then the mbarriers and the
 // per-row words of the tile.

@@ -100,10 +100,10 @@ constexpr int kConsumers = BLOCK_R / 64;          // consumer warpgroups
 constexpr int kThreads = 128 * (1 + kConsumers);  // WG0: S-operand copy (+ convert); WG1..: consumers
 constexpr int kConvThreads = 128;
 constexpr int kConsumerThreads = 128 * kConsumers;
-constexpr int kSteps = K_STAGE / 32;         // k32 wgmma steps (= scale blocks) per stage
-constexpr int kRawPitch = K_STAGE / 2 + 16;  // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
-constexpr int TILE_M = BLOCK_S;  // activation rows
-constexpr int TILE_N = BLOCK_R;  // weight rows
+constexpr int kSteps = K_STAGE / 32;          // k32 wgmma steps (= scale blocks) per stage
+constexpr int kRawPitch = K_STAGE / 2 + 16;   // raw fp4 row pitch: +16 B makes 8 rows hit 8 bank groups
+constexpr int TILE_M = BLOCK_S;               // activation rows
+constexpr int TILE_N = BLOCK_R;               // weight rows
 constexpr int kAccRegs = BLOCK_S / 2;         // fp32 accumulator registers per consumer thread
 constexpr int kConvTasks = BLOCK_S * kSteps;  // (S row, scale block) pairs per stage
 constexpr int kConvTasksPerThread = (kConvTasks + kConvThreads - 1) / kConvThreads;
@@ -117,8 +117,7 @@ constexpr int kLaunchRegs = (65536 / (kThreads * kMinBlocks)) / 8 * 8 > 255
                                 : (65536 / (kThreads * kMinBlocks)) / 8 * 8;
 constexpr int kRegWG0 = F4GEMM_REG_WG0;
 constexpr int kRegPool = (1 + kConsumers) * kLaunchRegs - kRegWG0;  // what the consumers may take
-constexpr int kRegConsumer =
-    kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
+constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 // Double-buffered fresh accumulators where the consumer register budget allows (acc + 2 x frag + ~56).
 constexpr bool kDoubleFrag = 3 * kAccRegs + 56 <= kRegConsumer;
@@ -154,7 +153,7 @@ static_assert(kStages >= 3, "consumers keep kStages-1 copy groups in flight");
 // ---------------------------------------------------------------------------------------------
 // Shared-memory budget and carve-up (offsets from a 1024-byte aligned base)
 // ---------------------------------------------------------------------------------------------
-constexpr int kS8Bytes = BLOCK_S * K_STAGE;      // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
+constexpr int kS8Bytes = BLOCK_S * K_STAGE;  // per stage: (kKAtoms, BLOCK_S, 128) e5m2, SW128 K-major
 // per stage, B: W (frag16s) (BLOCK_R / 16 groups, K_STAGE / 128 chunks) of F4GEMM_FRAG16S_CHUNK bytes,
 // group-major; plain (the ladder) (BLOCK_R, K_STAGE/2) fp4x2 at pitch kRawPitch
 constexpr int kChunksPerStage = K_STAGE / 128;
@@ -170,10 +169,10 @@ constexpr int kOffRawS = kOffRawR + kStages * kRawRBytes;
 constexpr int kBars = 3;  // raw_full (unused by pab_*), s8_full, s8_empty
 constexpr int kOffBar = (kOffRawS + kStages * kRawSBytes + 15) / 16 * 16;  // kBars x kStages mbarriers
 constexpr int kWarpBars = kRFrag ? 4 * kConsumers : 0;  // frag16s R: one mbarrier per consumer warp and stage
-constexpr int kOffRefS = kOffBar + (kBars + kWarpBars) * kStages * 8;      // (BLOCK_S) int ref exponent
-constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                           // (BLOCK_S) int NaN flag
-constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                           // wide flag, split flag
-constexpr int kSmemBytes = kOffMisc + 16 + 1024;                           // +1024: base alignment slack
+constexpr int kOffRefS = kOffBar + (kBars + kWarpBars) * kStages * 8;  // (BLOCK_S) int ref exponent
+constexpr int kOffNanS = kOffRefS + BLOCK_S * 4;                       // (BLOCK_S) int NaN flag
+constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                       // wide flag, split flag
+constexpr int kSmemBytes = kOffMisc + 16 + 1024;                       // +1024: base alignment slack
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
@@ -200,8 +199,8 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS 
 // Pre-pass: grid = ceil(Mr / 8) CTAs of 256 threads, one warp per A row (padded rows included: they are
 // allocated, zero data, scale 0x7F). Lane u of a row converts scale block u (16 bytes of fp4) with the
 // same LUT as WG0, into the chunks WG0 would write for the S side.
-extern "C" __global__ void __launch_bounds__(256) F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(
-    const __grid_constant__ F4gemmSm90Args args) {
+extern "C" __global__ void __launch_bounds__(256)
+    F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, TILE_M, TILE_N);
@@ -278,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // -----------------------------------------------------------------------------------------
     if (tid == 0) {
         for (int i = 0; i < kStages; ++i) {
-            mbar_init(&bar_raw_full[i], kConvThreads);  // one cp.async arrive per WG0 thread
+            mbar_init(&bar_raw_full[i], kConvThreads);              // one cp.async arrive per WG0 thread
             mbar_init(&bar_s8_full[i], kAPreS ? 1 : kConvThreads);  // kAPreS: one expect_tx arrival
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
         }
@@ -316,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                      : nullptr;
     uint64_t* wbar = bar_r_full + (warp >= 4 ? (warp - 4) * kStages : 0);
     auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s
-        if constexpr (kRFrag) {  // one bulk copy per 128-K chunk, completion on the warp's stage barrier
+        if constexpr (kRFrag) {    // one bulk copy per 128-K chunk, completion on the warp's stage barrier
             if (s < nks && lane == 0) {
                 const int slot = s % kStages;
                 uint8_t* dst = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes;
@@ -401,8 +400,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const bool v = r0 + rwarp0 + g + 8 * h < r_rows;
-            f[h] = f4gemm::frag16s_row_ref(v ? *reinterpret_cast<const uint32_t*>(head + 4 * (g + 8 * h)) : 0u,
-                                          kWindow);
+            f[h] = f4gemm::frag16s_row_ref(
+                v ? *reinterpret_cast<const uint32_t*>(head + 4 * (g + 8 * h)) : 0u, kWindow);
         }
         ref0 = f[0].ref;
         ref1 = f[1].ref;
@@ -541,7 +540,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             const uint32_t w01 = *reinterpret_cast<const uint32_t*>(grp + (8 + g) * 4);
             if constexpr (kChunksPerStage == 2) {
                 const uint32_t w10 = *reinterpret_cast<const uint32_t*>(grp + F4GEMM_FRAG16S_CHUNK + g * 4);
-                const uint32_t w11 = *reinterpret_cast<const uint32_t*>(grp + F4GEMM_FRAG16S_CHUNK + (8 + g) * 4);
+                const uint32_t w11 =
+                    *reinterpret_cast<const uint32_t*>(grp + F4GEMM_FRAG16S_CHUNK + (8 + g) * 4);
                 sc0 = (ScaleWord)((uint64_t)w00 | ((uint64_t)w10 << 32));
                 sc1 = (ScaleWord)((uint64_t)w01 | ((uint64_t)w11 << 32));
             } else {
@@ -572,7 +572,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
         uint32_t(&af)[4] = a[j % kABufs];
         if constexpr (kRFrag) {
-            af[0] = f4gemm::bitplane_lo_e5m2(x0);  // e0..e3 as e5m2 of e2m1 * 2^-14 (include/f4gemm/bitplane.h)
+            af[0] =
+                f4gemm::bitplane_lo_e5m2(x0);  // e0..e3 as e5m2 of e2m1 * 2^-14 (include/f4gemm/bitplane.h)
             af[2] = f4gemm::bitplane_hi_e5m2(x0);  // e4..e7
             af[1] = f4gemm::bitplane_lo_e5m2(x1);
             af[3] = f4gemm::bitplane_hi_e5m2(x1);
@@ -600,8 +601,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             // The descriptor's address field is (addr >> 4) & 0x3FFF and every shared address is below 2^18,
             // so the descriptor of base + off is that of base plus off >> 4: one add per wgmma once the
             // stage's base descriptor is formed (it was five uniform instructions per wgmma).
-            const uint64_t desc = make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
-                                  (uint64_t)(((j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32) >> 4);
+            const uint64_t desc =
+                make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
+                (uint64_t)(((j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32) >> 4);
             wgmma_fence();
             WgmmaP::mma(f, a[j], desc);
             wgmma_commit();

@@ -155,7 +155,8 @@ __device__ __forceinline__ void cvt8_bitplane(uint32_t x, uint32_t lut_lo, uint3
 
 // One scale block (32 elements, 16 bytes of fp4x2) through cvt8: lo = the e5m2 bytes of the four words'
 // elements e0..e3, hi = e4..e7 (the two 16-byte chunks of the block in the S side's k order).
-__device__ __forceinline__ void cvt32(const uint4& x, uint32_t lut_lo, uint32_t lut_hi, uint4& lo, uint4& hi) {
+__device__ __forceinline__ void cvt32(const uint4& x, uint32_t lut_lo, uint32_t lut_hi, uint4& lo,
+                                      uint4& hi) {
     cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
     cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
     cvt8(x.z, lut_lo, lut_hi, lo.z, hi.z);
@@ -164,7 +165,8 @@ __device__ __forceinline__ void cvt32(const uint4& x, uint32_t lut_lo, uint32_t 
 
 // Block j (of a 128-K atom) of a 128-byte SW128 K-major row: its lo / hi chunks are 16-byte chunks 2 (j % 4)
 // and 2 (j % 4) + 1, stored at chunk index c ^ (row % 8) (`sw`).
-__device__ __forceinline__ void store_block_sw128(uint8_t* dst_row, int j, int sw, const uint4& lo, const uint4& hi) {
+__device__ __forceinline__ void store_block_sw128(uint8_t* dst_row, int j, int sw, const uint4& lo,
+                                                  const uint4& hi) {
     const int c_lo = 2 * (j % 4);
     *reinterpret_cast<uint4*>(dst_row + ((c_lo ^ sw) << 4)) = lo;
     *reinterpret_cast<uint4*>(dst_row + (((c_lo + 1) ^ sw) << 4)) = hi;

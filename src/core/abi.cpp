@@ -90,7 +90,8 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.a_bytes = round_up(M, kOperandRowPad) * (K / 2);  // (round_up(M,256), K/2) fp4x2, zero rows past M
     p.b_bytes = round_up(N, kOperandRowPad) * (K / 2);  // (round_up(N,256), K/2) fp4x2, per b_layout
     if (kc.b_layout == BLayout::Frag16S)
-        p.b_bytes = frag16s_bytes(round_up(N, kOperandRowPad), K);  // the W body (K = its padded K), scales inside
+        p.b_bytes =
+            frag16s_bytes(round_up(N, kOperandRowPad), K);  // the W body (K = its padded K), scales inside
     if (kc.scale_layout == ScaleLayout::AiterShuffled) {
         p.scale_stride = round_up(K / 32, 8);  // sn: aiter pads the scale columns to 8
     } else {
@@ -98,8 +99,8 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     }
     p.sa_bytes = round_up(M, kOperandRowPad) * p.scale_stride;  // (round_up(M,256), stride) e8m0
     p.sb_bytes = kc.b_layout == BLayout::Frag16S ? 0 : round_up(N, kOperandRowPad) * p.scale_stride;
-    p.d_bytes = round_up(M, kOutputRowPad) * N * 2;             // (round_up(M,32), N) bf16
-    p.c_bytes = has_c ? M * N * 2 : 0;                          // (M, N) bf16
+    p.d_bytes = round_up(M, kOutputRowPad) * N * 2;  // (round_up(M,32), N) bf16
+    p.c_bytes = has_c ? M * N * 2 : 0;               // (M, N) bf16
     p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     p.zero_workspace = p.workspace_bytes > 0;
     if (has_prepass(kc.abi)) {

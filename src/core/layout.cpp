@@ -367,29 +367,33 @@ std::vector<uint8_t> pack_weight(const uint8_t* b, const uint8_t* scales, size_t
 
 WeightInfo read_weight_header(const uint8_t* w, size_t len, const std::string& what) {
     if (len < F4GEMM_W_HEADER)
-        throw Error(Errc::BadInput, what + " has " + std::to_string(len) + " bytes, less than the " +
-                                        std::to_string(F4GEMM_W_HEADER) +
-                                        "-byte header of a packed weight: pack it with f4gemm pack --layout weight");
+        throw Error(Errc::BadInput,
+                    what + " has " + std::to_string(len) + " bytes, less than the " +
+                        std::to_string(F4GEMM_W_HEADER) +
+                        "-byte header of a packed weight: pack it with f4gemm pack --layout weight");
     F4gemmWeightHeader h;
     std::memcpy(&h, w, sizeof h);
     if (h.magic != F4GEMM_W_MAGIC)
-        throw Error(Errc::BadInput, what + " is not a packed weight (magic 0x" + [&] {
-            char buf[16];
-            std::snprintf(buf, sizeof buf, "%08x", h.magic);
-            return std::string(buf);
-        }() + ", want 0x57473446 \"F4GW\"): pack it with f4gemm pack --layout weight");
+        throw Error(
+            Errc::BadInput, what + " is not a packed weight (magic 0x" + [&] {
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "%08x", h.magic);
+                return std::string(buf);
+            }() + ", want 0x57473446 \"F4GW\"): pack it with f4gemm pack --layout weight");
     if (h.version != F4GEMM_W_VERSION)
         throw Error(Errc::BadInput, what + " is a packed weight of version " + std::to_string(h.version) +
                                         ", this f4gemm reads version " + std::to_string(F4GEMM_W_VERSION) +
                                         ": pack it again from the plain weight");
     const WeightInfo info = weight_info(h.n, h.k);
     if (h.n_pad != info.n_pad || h.k_pad != info.k_pad || h.body_bytes != info.bytes - F4GEMM_W_HEADER)
-        throw Error(Errc::BadInput, what + ": header of a " + std::to_string(h.n) + " x " + std::to_string(h.k) +
-                                        " weight has inconsistent padded sizes: the file is damaged; pack it again");
+        throw Error(Errc::BadInput,
+                    what + ": header of a " + std::to_string(h.n) + " x " + std::to_string(h.k) +
+                        " weight has inconsistent padded sizes: the file is damaged; pack it again");
     if (len != info.bytes)
         throw Error(Errc::BadInput, what + " has " + std::to_string(len) + " bytes, but a packed " +
                                         std::to_string(h.n) + " x " + std::to_string(h.k) + " weight has " +
-                                        std::to_string(info.bytes) + ": the buffer is truncated or padded; pack it again");
+                                        std::to_string(info.bytes) +
+                                        ": the buffer is truncated or padded; pack it again");
     return info;
 }
 

@@ -170,21 +170,24 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                                          source, line_no);
             } else if (name == "priority") {
                 if (!v.empty())
-                    kc.priority = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (lower = preferred)"},
-                                            source, line_no);
+                    kc.priority =
+                        parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (lower = preferred)"},
+                                  source, line_no);
             } else if (name == "b_layout") {
                 if (v.empty()) continue;
                 try {
                     kc.b_layout = parse_b_layout(v);
                 } catch (const Error&) {
-                    fail(source, line_no, "bad b_layout (got '" + v + "'): use " + std::string(kBLayoutChoices));
+                    fail(source, line_no,
+                         "bad b_layout (got '" + v + "'): use " + std::string(kBLayoutChoices));
                 }
             } else if (name == "scale_layout") {
                 if (v.empty()) continue;
                 try {
                     kc.scale_layout = parse_scale_layout(v);
                 } catch (const Error&) {
-                    fail(source, line_no, "bad scale_layout (got '" + v + "'): use " + std::string(kScaleLayoutChoices));
+                    fail(source, line_no,
+                         "bad scale_layout (got '" + v + "'): use " + std::string(kScaleLayoutChoices));
                 }
             } else {
                 kc.extra[name] = v;

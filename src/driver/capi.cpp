@@ -132,8 +132,8 @@ int f4gemm_operand_bytes(const f4gemm_handle* h, int m, int k, size_t* data_byte
     });
 }
 
-int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, uint64_t a_out, uint64_t a_scale_out,
-                 uint64_t stream) {
+int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, uint64_t a_out,
+                 uint64_t a_scale_out, uint64_t stream) {
     return guarded([&] { session(h).pad_a(a, a_scale, m, k, a_out, a_scale_out, stream); });
 }
 
@@ -142,7 +142,8 @@ int f4gemm_quantize(f4gemm_handle* h, uint64_t x, int is_bf16, int m, int k, int
     return guarded([&] { session(h).quantize(x, is_bf16 != 0, m, k, ldx, a_out, a_scale_out, stream); });
 }
 
-int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, int k, uint64_t w, uint64_t stream) {
+int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, int k, uint64_t w,
+                       uint64_t stream) {
     return guarded([&] { session(h).pack_weight(b, b_scale, n, k, w, stream); });
 }
 

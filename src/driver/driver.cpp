@@ -259,7 +259,8 @@ void Launcher::prepare(int index) {
     void* module = dev_.load_module(path);
     void* fn = dev_.get_function(module, kc.knl_name);
     dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
-    if (has_prepass(kc.abi)) prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kPrepassSuffix);
+    if (has_prepass(kc.abi))
+        prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kPrepassSuffix);
     functions_[size_t(index)] = fn;
 }
 
@@ -319,8 +320,10 @@ GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const P
 void GpuGemm::upload(const Problem& p) {
     Device& dev = launcher_.device();
     DevicePointers ptr;
-    const std::shared_ptr<const OperandImage> a_img = launcher_.image(p, false, kc_.b_layout, kc_.scale_layout);
-    const std::shared_ptr<const OperandImage> b_img = launcher_.image(p, true, kc_.b_layout, kc_.scale_layout);
+    const std::shared_ptr<const OperandImage> a_img =
+        launcher_.image(p, false, kc_.b_layout, kc_.scale_layout);
+    const std::shared_ptr<const OperandImage> b_img =
+        launcher_.image(p, true, kc_.b_layout, kc_.scale_layout);
     const OperandImage& a = *a_img;
     const OperandImage& b = *b_img;
     auto put = [&](const std::vector<uint8_t>& host, size_t plan_bytes) {

@@ -50,9 +50,9 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     // tile (docs/PERF.md entry 5). aiter manifests are left to the exact port.
     std::vector<int> keep;  // manifest indices that stay candidates
     std::vector<HeuristicStep> dropped;
-    const bool ours = !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(), [](const KernelConfig& kc) {
-        return kc.abi != KernelAbi::Aiter;
-    });
+    const bool ours =
+        !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(),
+                                          [](const KernelConfig& kc) { return kc.abi != KernelAbi::Aiter; });
     // A kernel with max_m (manifest column) is offered only up to that M: listed before its same-tile
     // twin, it wins the twin rule below for M <= max_m and steps aside above (docs/HEURISTIC.md).
     const auto over_max_m = [&](const KernelConfig& kc) { return ours && kc.max_m > 0 && q.m > kc.max_m; };
@@ -72,13 +72,15 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
                          [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
     for (const size_t i : order) {
         if (over_max_m(m.kernels[i])) {
-            dropped.push_back({int(i), 0, false,
-                               "skip: max_m " + std::to_string(m.kernels[i].max_m) + " < M (f4gemm sm_90a policy)"});
+            dropped.push_back(
+                {int(i), 0, false,
+                 "skip: max_m " + std::to_string(m.kernels[i].max_m) + " < M (f4gemm sm_90a policy)"});
             continue;
         }
         if (cover && m.kernels[i].tile_m > cover) {
             dropped.push_back({int(i), 0, false,
-                               "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " + std::to_string(cover) +
+                               "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " +
+                                   std::to_string(cover) +
                                    ", the smallest tile covering M (f4gemm sm_90a policy)"});
             continue;
         }
@@ -99,14 +101,15 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
             if (twin != keep.end()) {
                 const KernelConfig& o = m.kernels[size_t(*twin)];
                 const bool same_tile = o.tile_n == kc.tile_n;
-                dropped.push_back({int(i), 0, false,
-                                   (same_tile ? "skip: same tile as " + o.co_name
-                                              : "skip: " + std::to_string(kc.tile_m) + "x" + std::to_string(kc.tile_n) +
-                                                    " x " + std::to_string(sm90_ctas_per_sm(kc)) +
-                                                    " CTA/SM covers what " + o.co_name + " (" +
-                                                    std::to_string(o.tile_m) + "x" + std::to_string(o.tile_n) +
-                                                    " x " + std::to_string(sm90_ctas_per_sm(o)) + " CTA/SM) does") +
-                                       ", preferred by priority (f4gemm sm_90a policy)"});
+                dropped.push_back(
+                    {int(i), 0, false,
+                     (same_tile
+                          ? "skip: same tile as " + o.co_name
+                          : "skip: " + std::to_string(kc.tile_m) + "x" + std::to_string(kc.tile_n) + " x " +
+                                std::to_string(sm90_ctas_per_sm(kc)) + " CTA/SM covers what " + o.co_name +
+                                " (" + std::to_string(o.tile_m) + "x" + std::to_string(o.tile_n) + " x " +
+                                std::to_string(sm90_ctas_per_sm(o)) + " CTA/SM) does") +
+                         ", preferred by priority (f4gemm sm_90a policy)"});
                 continue;
             }
         }
@@ -126,7 +129,6 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
                     "--bpreshuffle");
     return s;
 }
-
 
 // ---- Session -------------------------------------------------------------------------------------
 
@@ -180,8 +182,12 @@ Session::Session(const SessionOptions& o) {
     if (dev_) manifest_ = filter_for_device(manifest_, backend_, dev_->props().arch);
     if (want_manifest) tuned_ = load_tuned_for(manifest_.dir, o.tuned);
     packed_weight_ = all_packed_weight(manifest_);
-    if (o.num_cu < 0) throw Error(Errc::InvalidArgument, fmt::format("--num-cu must be positive (got {})", o.num_cu));
-    num_cu_ = o.num_cu > 0 ? o.num_cu : dev_ ? dev_->props().num_cu : want_manifest ? default_num_cu(manifest_) : 0;
+    if (o.num_cu < 0)
+        throw Error(Errc::InvalidArgument, fmt::format("--num-cu must be positive (got {})", o.num_cu));
+    num_cu_ = o.num_cu > 0    ? o.num_cu
+              : dev_          ? dev_->props().num_cu
+              : want_manifest ? default_num_cu(manifest_)
+                              : 0;
     if (dev_) launcher_ = std::make_unique<Launcher>(*dev_, manifest_);
 }
 
@@ -193,9 +199,11 @@ void Session::check_shape(int m, int n, int k) const {
     const bool aiter_rules = !packed_weight_ && (gpu() || !manifest_.kernels.empty());
     if (aiter_rules) return check_shape_aiter(m, n, k);
     if (m <= 0)
-        throw Error(Errc::InvalidArgument, fmt::format("M must be positive (got {}): pass -m N with N >= 1", m));
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("M must be positive (got {}): pass -m N with N >= 1", m));
     if (n <= 0)
-        throw Error(Errc::InvalidArgument, fmt::format("N must be positive (got {}): pass -n N with N >= 1", n));
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("N must be positive (got {}): pass -n N with N >= 1", n));
     if (k <= 0 || k % 32)
         throw Error(Errc::InvalidArgument,
                     fmt::format("K must be a positive multiple of 32 (got {}): MXFP4 has one scale per 32 "
@@ -203,7 +211,8 @@ void Session::check_shape(int m, int n, int k) const {
                                 k));
     if (m > (1 << 30) || n > (1 << 30) || k > (1 << 30))
         throw Error(Errc::InvalidArgument,
-                    fmt::format("{} is too large for 32-bit kernel arguments: split the problem", shape_str(m, n, k)));
+                    fmt::format("{} is too large for 32-bit kernel arguments: split the problem",
+                                shape_str(m, n, k)));
 }
 
 Choice Session::select(const GemmRequest& r) const {
@@ -214,8 +223,9 @@ Choice Session::select(const GemmRequest& r) const {
     c.launch_k = r.k;
     if (!gpu() && manifest_.kernels.empty()) {  // the CPU backend: no kernel to choose
         if (r.splitk < -1 || r.splitk > 4)
-            throw Error(Errc::InvalidArgument,
-                        fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", r.splitk));
+            throw Error(
+                Errc::InvalidArgument,
+                fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", r.splitk));
         c.log2_k_split = std::max(r.splitk, 0);
         return c;
     }
@@ -234,10 +244,11 @@ Choice Session::select(const GemmRequest& r) const {
     c.steps = s.heuristic.steps;
     const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
     if (kc.b_layout != BLayout::Frag16S && kc.abi != KernelAbi::Aiter && (r.k % 256 || r.n % 16))
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("kernel {} reads plain B and needs K % 256 == 0 and N % 16 == 0 (got K={} N={}): "
-                                "use a kernel of the shipped manifest (packed weight), which takes any N and K % 32",
-                                kc.co_name, r.k, r.n));
+        throw Error(
+            Errc::InvalidArgument,
+            fmt::format("kernel {} reads plain B and needs K % 256 == 0 and N % 16 == 0 (got K={} N={}): "
+                        "use a kernel of the shipped manifest (packed weight), which takes any N and K % 32",
+                        kc.co_name, r.k, r.n));
     c.launch_k = kernel_k(kc, r.k);
     c.plan = make_launch_plan(kc, r.m, r.n, c.launch_k, c.log2_k_split, r.has_c);
     return c;
@@ -251,10 +262,12 @@ std::unique_ptr<Job> Session::prepare(const Choice& c, const Problem& p) {
 
 size_t Session::weight_bytes(int n, int k) {
     if (n <= 0)
-        throw Error(Errc::InvalidArgument, fmt::format("weight N must be positive (got {}): pass the weight's rows", n));
-    if (k <= 0 || k % 32)
         throw Error(Errc::InvalidArgument,
-                    fmt::format("weight K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
+                    fmt::format("weight N must be positive (got {}): pass the weight's rows", n));
+    if (k <= 0 || k % 32)
+        throw Error(
+            Errc::InvalidArgument,
+            fmt::format("weight K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
     return weight_info(size_t(n), size_t(k)).bytes;
 }
 
@@ -283,8 +296,9 @@ void Session::quantize_host(const float* x, size_t rows, size_t k, uint8_t* pack
 void Session::load_util() {
     if (util_pack_) return;
     if (!dev_ || backend_ != BackendKind::Cuda)
-        throw Error(Errc::Unsupported, "packing on the device needs the CUDA backend: pack on the host "
-                                       "(f4gemm pack --layout weight) or open the session on an NVIDIA GPU");
+        throw Error(Errc::Unsupported,
+                    "packing on the device needs the CUDA backend: pack on the host "
+                    "(f4gemm pack --layout weight) or open the session on an NVIDIA GPU");
     const std::string path = manifest_.dir + "/" + kUtilCubin;
     void* module = dev_->load_module(path);  // a missing file is named (Errc::NotFound)
     util_pack_ = dev_->get_function(module, F4GEMM_UTIL_PACK_WEIGHT);
@@ -314,8 +328,8 @@ void need_room(Device& dev, DevPtr p, size_t bytes, const char* name, const char
     const size_t have = dev.bytes_from(p);
     if (have && have < bytes)
         throw Error(Errc::InvalidArgument,
-                    fmt::format("{} at 0x{:x} has {} bytes to the end of its allocation, {} are needed: {}", name, p,
-                                have, bytes, fix));
+                    fmt::format("{} at 0x{:x} has {} bytes to the end of its allocation, {} are needed: {}",
+                                name, p, have, bytes, fix));
 }
 }  // namespace
 
@@ -338,7 +352,8 @@ void Session::pack_weight(DevPtr b, DevPtr b_scale, int n, int k, DevPtr w, uint
     a.ldb = uint32_t(k / 2);
     a.lds = uint32_t(k / 32);
     launch_util(util_pack_, util_pack_weight_grid(size_t(n), size_t(k)), &a, sizeof a, stream);
-    const auto it = std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
+    const auto it =
+        std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
     if (it != weights_.end())
         *it = {w, n, k};
     else
@@ -346,7 +361,8 @@ void Session::pack_weight(DevPtr b, DevPtr b_scale, int n, int k, DevPtr w, uint
 }
 
 void Session::operand_bytes(int m, int k, size_t* data_bytes, size_t* scale_bytes) {
-    if (m <= 0) throw Error(Errc::InvalidArgument, fmt::format("M must be positive (got {}): pass the rows of A", m));
+    if (m <= 0)
+        throw Error(Errc::InvalidArgument, fmt::format("M must be positive (got {}): pass the rows of A", m));
     if (k <= 0 || k % 32)
         throw Error(Errc::InvalidArgument,
                     fmt::format("K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
@@ -355,7 +371,8 @@ void Session::operand_bytes(int m, int k, size_t* data_bytes, size_t* scale_byte
     if (scale_bytes) *scale_bytes = rows * (kp / 32);
 }
 
-void Session::pad_a(DevPtr a, DevPtr a_scale, int m, int k, DevPtr a_out, DevPtr a_scale_out, uint64_t stream) {
+void Session::pad_a(DevPtr a, DevPtr a_scale, int m, int k, DevPtr a_out, DevPtr a_scale_out,
+                    uint64_t stream) {
     size_t db = 0, sb = 0;
     operand_bytes(m, k, &db, &sb);
     need_ptr(a, "a", "pass plain A [m, k/2] on the device");
@@ -386,13 +403,15 @@ void Session::quantize(DevPtr x, bool is_bf16, int m, int k, int ldx, DevPtr a_o
     operand_bytes(m, k, &db, &sb);
     if (ldx < k)
         throw Error(Errc::InvalidArgument,
-                    fmt::format("row pitch ldx ({}) is below K ({}): pass the input's row stride in elements", ldx, k));
+                    fmt::format("row pitch ldx ({}) is below K ({}): pass the input's row stride in elements",
+                                ldx, k));
     need_ptr(x, "x", "pass the activations [m, k] on the device");
     need_ptr(a_out, "a_out", "allocate f4gemm_operand_bytes(m, k) data bytes");
     need_ptr(a_scale_out, "a_scale_out", "allocate f4gemm_operand_bytes(m, k) scale bytes");
     load_util();
     const size_t elem = is_bf16 ? 2 : 4;
-    need_room(*dev_, x, (size_t(m - 1) * size_t(ldx) + size_t(k)) * elem, "x", "x must hold m rows of ldx elements");
+    need_room(*dev_, x, (size_t(m - 1) * size_t(ldx) + size_t(k)) * elem, "x",
+              "x must hold m rows of ldx elements");
     need_room(*dev_, a_out, db, "a_out", "allocate f4gemm_operand_bytes(m, k) data bytes");
     need_room(*dev_, a_scale_out, sb, "a_scale_out", "allocate f4gemm_operand_bytes(m, k) scale bytes");
     F4gemmQuantizeArgs q;
@@ -408,22 +427,25 @@ void Session::quantize(DevPtr x, bool is_bf16, int m, int k, int ldx, DevPtr a_o
 }
 
 void Session::check_weight(DevPtr w, int n, int k) {
-    const auto it = std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
+    const auto it =
+        std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
     if (it != weights_.end()) {
         if (it->n != n || it->k != k)
-            throw Error(Errc::InvalidArgument,
-                        fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass "
-                                    "the weight packed for this shape, or pack it again",
-                                    w, it->n, it->k, n, k));
+            throw Error(
+                Errc::InvalidArgument,
+                fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass "
+                            "the weight packed for this shape, or pack it again",
+                            w, it->n, it->k, n, k));
         return;
     }
     // A weight this session did not pack (another handle, a file): read its header once, when a synchronous
     // copy is allowed (not while the stream is captured into a graph).
     if (dev_->capturing())
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("the weight at 0x{:x} was not packed by this session and the stream is being "
-                                "captured: run one GEMM with it (or pack it with this session) before capture",
-                                w));
+        throw Error(
+            Errc::InvalidArgument,
+            fmt::format("the weight at 0x{:x} was not packed by this session and the stream is being "
+                        "captured: run one GEMM with it (or pack it with this session) before capture",
+                        w));
     F4gemmWeightHeader h;
     dev_->copy_to_host(&h, w, sizeof h);
     std::vector<uint8_t> head(sizeof h);
@@ -434,10 +456,11 @@ void Session::check_weight(DevPtr w, int n, int k) {
                                 "f4gemm_pack_weight first",
                                 w));
     if (int(h.n) != n || int(h.k) != k)
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass the "
-                                "weight packed for this shape, or pack it again",
-                                w, h.n, h.k, n, k));
+        throw Error(
+            Errc::InvalidArgument,
+            fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass the "
+                        "weight packed for this shape, or pack it again",
+                        w, h.n, h.k, n, k));
     weights_.push_back({w, n, k});
 }
 
@@ -450,7 +473,8 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
     need_ptr(g.d, "d", "pass the bf16 output [m, n] on the device");
     if (g.beta != 0.f) need_ptr(g.c, "c", "beta != 0 needs C [m, n] bf16, or pass beta 0");
     if (!std::isfinite(g.alpha) || !std::isfinite(g.beta))
-        throw Error(Errc::InvalidArgument, fmt::format("alpha and beta must be finite (got {}, {})", g.alpha, g.beta));
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("alpha and beta must be finite (got {}, {})", g.alpha, g.beta));
     GemmRequest r;
     r.m = g.m;
     r.n = g.n;
@@ -462,8 +486,9 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
     } else {
         check_shape(g.m, g.n, g.k);
         if (g.kernel >= int(manifest_.kernels.size()))
-            throw Error(Errc::InvalidArgument, fmt::format("kernel index {} out of range: the manifest has {} kernels",
-                                                           g.kernel, manifest_.kernels.size()));
+            throw Error(Errc::InvalidArgument,
+                        fmt::format("kernel index {} out of range: the manifest has {} kernels", g.kernel,
+                                    manifest_.kernels.size()));
         c.index = g.kernel;
         c.log2_k_split = g.log2_k_split;
         const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
@@ -472,12 +497,14 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
     }
     const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
     if (kc.b_layout != BLayout::Frag16S)
-        throw Error(Errc::Unsupported, fmt::format("kernel {} does not read the packed weight: device-pointer GEMMs "
-                                                   "run the packed-weight kernels of the shipped manifest",
-                                                   kc.co_name));
+        throw Error(Errc::Unsupported,
+                    fmt::format("kernel {} does not read the packed weight: device-pointer GEMMs "
+                                "run the packed-weight kernels of the shipped manifest",
+                                kc.co_name));
     dev_->set_stream(stream);
     try {
-        need_room(*dev_, g.w, weight_bytes(g.n, g.k), "w", "pass the whole packed weight (f4gemm_weight_bytes)");
+        need_room(*dev_, g.w, weight_bytes(g.n, g.k), "w",
+                  "pass the whole packed weight (f4gemm_weight_bytes)");
         need_room(*dev_, g.d, size_t(g.m) * size_t(g.n) * 2, "d", "d must hold m * n bf16 values");
         need_room(*dev_, g.a, c.plan.a_bytes, "a",
                   "A must hold round_up(M,256) rows of round_up(K,256)/2 bytes (f4gemm_operand_bytes)");
@@ -500,16 +527,19 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
 
 TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::string&)>& log) {
     if (backend_ != BackendKind::Cuda || !launcher_)
-        throw Error(Errc::Device, "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
-    if (o.iters <= 0 || o.reps <= 0) throw Error(Errc::InvalidArgument, "--iters and --reps must be positive");
+        throw Error(Errc::Device,
+                    "f4gemm tune measures on the GPU and found none: run it on the machine you tune for");
+    if (o.iters <= 0 || o.reps <= 0)
+        throw Error(Errc::InvalidArgument, "--iters and --reps must be positive");
     for (const auto& sh : o.shapes) check_shape(sh[0], sh[1], sh[2]);
     Launcher& launcher = *launcher_;
     const Manifest& man = manifest_;
     const int sms = dev_->props().num_cu;
-    log(fmt::format("tuning {} shapes over {} kernels on {} ({} SMs); timing: {}, candidates alternated in each of "
-                    "{} repetitions",
-                    o.shapes.size(), man.kernels.size(), dev_->props().name, sms,
-                    o.timing == Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
+    log(fmt::format(
+        "tuning {} shapes over {} kernels on {} ({} SMs); timing: {}, candidates alternated in each of "
+        "{} repetitions",
+        o.shapes.size(), man.kernels.size(), dev_->props().name, sms,
+        o.timing == Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
     TunedTable table;
     // Every candidate of a shape uploads the same problems: pack each operand image once per layout.
     launcher.set_image_cache(true);
@@ -529,16 +559,17 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
                                             kSeedB + 7919u * uint32_t(s), false));
         const bool verify = o.verify && double(m) * n * k <= o.verify_max_macs;
         if (o.verify && !verify)
-            log(fmt::format("  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ "
-                            "verifies on the GPU)",
-                            m, n, k));
+            log(fmt::format(
+                "  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ "
+                "verifies on the GPU)",
+                m, n, k));
         const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
         struct ClearImages {
             Launcher& l;
             ~ClearImages() { l.clear_image_cache(); }  // before `problems` (the cache's keys) goes away
         } clear_images{launcher};
-        // Screening: one timed launch per candidate (kernel x split); candidates more than 1.5x slower than the
-        // best screen are dropped before the full measurement.
+        // Screening: one timed launch per candidate (kernel x split); candidates more than 1.5x slower than
+        // the best screen are dropped before the full measurement.
         struct Candidate {
             int index, l;
             double screen_us;
@@ -582,8 +613,8 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
         for (const Candidate& c : cands) {
             const KernelConfig& kc = man.kernels[size_t(c.index)];
             if (c.screen_us > 1.5 * best_screen) {
-                log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us screen, dropped", m, n, k, kc.co_name, c.l,
-                                c.screen_us));
+                log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us screen, dropped", m, n, k, kc.co_name,
+                                c.l, c.screen_us));
                 continue;
             }
             auto g = std::make_unique<GpuGemm>(launcher, c.index, c.l, problems[0]);
@@ -598,12 +629,13 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
             std::sort(x.t.begin(), x.t.end());
             const double us = x.t[x.t.size() / 2];
             const double tf = 2.0 * m * n * double(k) / us / 1e6;
-            log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)", m, n, k,
-                            kc.co_name, x.c->l, us, tf, 100.0 * (x.t.back() - x.t.front()) / us, x.g->sets()));
+            log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)",
+                            m, n, k, kc.co_name, x.c->l, us, tf, 100.0 * (x.t.back() - x.t.front()) / us,
+                            x.g->sets()));
             if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, x.c->l, us, tf};
         }
-        log(fmt::format("best {}x{}x{}: {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n, k,
-                        best.kernel, best.log2_k_split, best.us, launcher.image_cache_size(),
+        log(fmt::format("best {}x{}x{}: {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n,
+                        k, best.kernel, best.log2_k_split, best.us, launcher.image_cache_size(),
                         launcher.image_cache_hits()));
         table.entries.push_back(best);
     }

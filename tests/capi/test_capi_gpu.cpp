@@ -36,10 +36,10 @@ Env* env() {
     return e;
 }
 
-#define REQUIRE_GPU()                                                                        \
-    do {                                                                                     \
-        if (!env()->dev) GTEST_SKIP() << "no NVIDIA GPU here";                               \
-        ASSERT_NE(env()->h, nullptr) << f4gemm_last_error();                                 \
+#define REQUIRE_GPU()                                          \
+    do {                                                       \
+        if (!env()->dev) GTEST_SKIP() << "no NVIDIA GPU here"; \
+        ASSERT_NE(env()->h, nullptr) << f4gemm_last_error();   \
     } while (0)
 
 struct Buf {
@@ -71,7 +71,8 @@ void gemm_case(int m, int n, int k, DataKind kind, uint32_t seed) {
     ASSERT_EQ(host.size(), dev.size());
     size_t diff = 0;
     for (size_t i = 0; i < host.size(); ++i) diff += host[i] != dev[i];
-    EXPECT_EQ(diff, 0u) << "device packer differs from the host packer in " << diff << " bytes at " << n << "x" << k;
+    EXPECT_EQ(diff, 0u) << "device packer differs from the host packer in " << diff << " bytes at " << n
+                        << "x" << k;
 
     size_t ab = 0, asb = 0;
     ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0) << f4gemm_last_error();
@@ -89,14 +90,16 @@ void gemm_case(int m, int n, int k, DataKind kind, uint32_t seed) {
     EXPECT_EQ(da.get(), a.data) << "f4gemm_pad_a data at " << m << "x" << k;
     EXPECT_EQ(dsa.get(), a.scales) << "f4gemm_pad_a scales at " << m << "x" << k;
     env()->dev->memset(dd.p, 0xFF, dd.n);  // poison: every output must be written
-    ASSERT_EQ(f4gemm_gemm(h, -1, 0, m, n, k, 1.f, 0.f, da.p, dsa.p, w.p, 0, dd.p, 0), 0) << f4gemm_last_error();
+    ASSERT_EQ(f4gemm_gemm(h, -1, 0, m, n, k, 1.f, 0.f, da.p, dsa.p, w.p, 0, dd.p, 0), 0)
+        << f4gemm_last_error();
     const std::vector<uint8_t> raw = dd.get();
     std::vector<uint16_t> d(size_t(m) * size_t(n));
     std::memcpy(d.data(), raw.data(), raw.size());
     const std::vector<float> ref = reference_for(p);
-    const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n), default_tolerance(false));
-    EXPECT_TRUE(v.passed()) << m << "x" << n << "x" << k << ": max_rel_err " << v.max_rel_err << " mismatches "
-                            << v.mismatches;
+    const VerifyResult v =
+        verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n), default_tolerance(false));
+    EXPECT_TRUE(v.passed()) << m << "x" << n << "x" << k << ": max_rel_err " << v.max_rel_err
+                            << " mismatches " << v.mismatches;
     EXPECT_LE(v.max_rel_err, 1.0 / 256) << m << "x" << n << "x" << k;
     int kern = -1, l2 = 0;
     ASSERT_EQ(f4gemm_select(h, m, n, k, 0, &kern, &l2), 0);
@@ -158,7 +161,8 @@ TEST(CApiGpu, BadArgumentsAreOneLineAndLaunchNothing) {
     // A buffer that is no packed weight (no header), not packed by this handle: refused by its header.
     Buf other(f4gemm_weight_bytes(h, n, k));
     EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, other.p, 0, d.p, 0), 0);
-    EXPECT_NE(std::string(f4gemm_last_error()).find("not a packed weight"), std::string::npos) << f4gemm_last_error();
+    EXPECT_NE(std::string(f4gemm_last_error()).find("not a packed weight"), std::string::npos)
+        << f4gemm_last_error();
 }
 
 // The GPU quantizer: fp32 and bf16 activations (Gaussian with outliers, exact zeros of both signs, values
@@ -185,11 +189,12 @@ TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
             }
             std::vector<uint8_t> q(size_t(m) * size_t(k) / 2), sc(size_t(m) * size_t(k) / 32);
             quantize_mxfp4(xv.data(), size_t(m), size_t(k), q.data(), sc.data());
-            const OperandImage want = make_a_image(q.data(), sc.data(), size_t(m), size_t(k), ScaleLayout::Plain,
-                                                   w_k_pad(size_t(k)));
+            const OperandImage want = make_a_image(q.data(), sc.data(), size_t(m), size_t(k),
+                                                   ScaleLayout::Plain, w_k_pad(size_t(k)));
             Buf dx(x.size() * (bf16 ? 2 : 4));
             std::vector<uint8_t> raw(dx.n);
-            std::memcpy(raw.data(), bf16 ? static_cast<const void*>(xb.data()) : static_cast<const void*>(x.data()),
+            std::memcpy(raw.data(),
+                        bf16 ? static_cast<const void*>(xb.data()) : static_cast<const void*>(x.data()),
                         dx.n);
             dx.put(raw);
             size_t ab = 0, asb = 0;
@@ -197,7 +202,8 @@ TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
             Buf da(ab), dsa(asb);
             env()->dev->memset(da.p, 0xAB, ab);
             env()->dev->memset(dsa.p, 0xAB, asb);
-            ASSERT_EQ(f4gemm_quantize(h, dx.p, bf16 ? 1 : 0, m, k, k, da.p, dsa.p, 0), 0) << f4gemm_last_error();
+            ASSERT_EQ(f4gemm_quantize(h, dx.p, bf16 ? 1 : 0, m, k, k, da.p, dsa.p, 0), 0)
+                << f4gemm_last_error();
             const std::vector<uint8_t> got = da.get(), got_s = dsa.get();
             size_t bad = 0, bad_s = 0;
             for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];

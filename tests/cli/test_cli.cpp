@@ -431,8 +431,8 @@ TEST(Cli, PackWeightRoundTripAndTheRealDataPath) {
     const f4gemm::NpyArray w = f4gemm::npy_read(t / "w.npy");
     EXPECT_EQ(w.bytes, f4gemm::pack_weight(b.packed.data(), b.scales.data(), n, k));
     EXPECT_EQ(w.bytes.size(), f4gemm::w_bytes(n, k));
-    r = f4("pack --layout weight --inverse --in " + (t / "w.npy") + " --out " + (t / "bu.npy") + " --scales " +
-           (t / "su.npy"));
+    r = f4("pack --layout weight --inverse --in " + (t / "w.npy") + " --out " + (t / "bu.npy") +
+           " --scales " + (t / "su.npy"));
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_EQ(f4gemm::npy_read(t / "bu.npy").bytes, b.packed);
     EXPECT_EQ(f4gemm::npy_read(t / "su.npy").bytes, b.scales);
@@ -455,8 +455,8 @@ TEST(Cli, PackWeightRoundTripAndTheRealDataPath) {
     std::vector<uint8_t> bad = w.bytes;
     bad.pop_back();
     f4gemm::npy_write(t / "bad.npy", f4gemm::NpyDtype::U8, {1, bad.size()}, bad.data());
-    expect_one_line_error(f4("pack --layout weight --inverse --in " + (t / "bad.npy") + " --out " + (t / "o.npy") +
-                             " --scales " + (t / "so.npy")),
+    expect_one_line_error(f4("pack --layout weight --inverse --in " + (t / "bad.npy") + " --out " +
+                             (t / "o.npy") + " --scales " + (t / "so.npy")),
                           "truncated or padded");
     EXPECT_FALSE(fs::exists(t / "o.npy"));
     expect_one_line_error(f4("pack --layout weight --in " + (t / "b.npy") + " --out " + (t / "o.npy")),
@@ -475,14 +475,14 @@ TEST(CliBadInput, NegativeCountsAndUnwritableOutputs) {
     f4gemm::npy_write(t / "b.npy", f4gemm::NpyDtype::U8, {n, k / 2}, b.packed.data());
     f4gemm::npy_write(t / "sb.npy", f4gemm::NpyDtype::U8, {n, k / 32}, b.scales.data());
     expect_one_line_error(f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") +
-                             " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " + (t / "d.npy") +
-                             " --json " + (t / "no/such/dir/r.json")),
+                             " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " +
+                             (t / "d.npy") + " --json " + (t / "no/such/dir/r.json")),
                           "cannot write --json");
     EXPECT_FALSE(fs::exists(t / "d.npy"));
-    expect_one_line_error(f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") +
-                             " --b " + (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " +
-                             (t / "nodir/d.npy")),
-                          "cannot write --out");
+    expect_one_line_error(
+        f4("--backend cpu --iters 0 --a " + (t / "a.npy") + " --a-scale " + (t / "sa.npy") + " --b " +
+           (t / "b.npy") + " --b-scale " + (t / "sb.npy") + " --out " + (t / "nodir/d.npy")),
+        "cannot write --out");
 }
 
 TEST(CliBadInput, Flags) {

@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "launcher.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
 #include "f4gemm/npy.hpp"
+#include "launcher.hpp"
 
 namespace fs = std::filesystem;
 using namespace f4gemm;
@@ -100,11 +100,12 @@ TEST(Sm90, EveryKernelOnAnyModelShape) {
     };
     for (const Shape s : {Shape{16, 2880, 2880}, Shape{1, 1000, 2880}, Shape{130, 1000, 2880},
                           Shape{33, 2880, 96}, Shape{300, 201, 1056}}) {
-        const Problem p = make_problem(s.m, s.n, s.k, 1.f, 0.f, DataKind::Gaussian, kSeedA + s.k, kSeedB + s.n, false);
+        const Problem p =
+            make_problem(s.m, s.n, s.k, 1.f, 0.f, DataKind::Gaussian, kSeedA + s.k, kSeedB + s.n, false);
         for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
             const VerifyResult v = run_case(int(i), 0, p);
-            EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x" << s.k
-                                    << " " << describe(v);
+            EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x"
+                                    << s.k << " " << describe(v);
             EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
         }
         const int kern = heuristic_pick(s.m, s.n, s.k);
@@ -118,8 +119,10 @@ TEST(Sm90, EveryKernelOnAnyModelShape) {
 TEST(Sm90, DevLadderKernels) {
     REQUIRE_GPU();
     const std::string dir = gpu()->manifest.dir + "/dev";
-    if (!fs::exists(fs::path(dir) / kManifestFile)) GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
-    const Manifest ladder = filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    if (!fs::exists(fs::path(dir) / kManifestFile))
+        GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
+    const Manifest ladder =
+        filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
     ASSERT_FALSE(ladder.kernels.empty());
     EXPECT_GE(find_kernel(ladder, "f4gemm_sm90a_simple_64x64"), 0);
     const Problem p = make_problem(130, 1040, 1024, 2.f, 0.5f, DataKind::Seed, kSeedA, kSeedB, true);
@@ -202,11 +205,11 @@ TEST(Sm90, DecodeKernelsOnSmallMRaggedNAndShortK) {
     int tested = 0;
     for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
         if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16S) continue;
-        for (const Shape s : {Shape{1, 16, 256, false}, Shape{1, 4096, 2048, false}, Shape{8, 272, 512, true},
-                              Shape{9, 1040, 1024, false}, Shape{16, 2048, 8192, false},
-                              Shape{33, 528, 768, true}}) {
-            const Problem p = make_problem(s.m, s.n, s.k, s.c ? 2.f : 1.f, s.c ? 0.5f : 0.f, DataKind::Seed, kSeedA,
-                                           kSeedB, s.c);
+        for (const Shape s :
+             {Shape{1, 16, 256, false}, Shape{1, 4096, 2048, false}, Shape{8, 272, 512, true},
+              Shape{9, 1040, 1024, false}, Shape{16, 2048, 8192, false}, Shape{33, 528, 768, true}}) {
+            const Problem p = make_problem(s.m, s.n, s.k, s.c ? 2.f : 1.f, s.c ? 0.5f : 0.f, DataKind::Seed,
+                                           kSeedA, kSeedB, s.c);
             const VerifyResult v = run_case(int(i), 0, p);
             EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x"
                                     << s.k << " " << describe(v);
@@ -383,15 +386,17 @@ TEST(Sm90, CommandOnRealDataAnyModelShape) {
     fs::create_directories(dir);
     for (const auto& mn : std::vector<std::pair<size_t, size_t>>{{16, 2880}, {3, 1000}}) {
         const size_t m = mn.first, n = mn.second, k = 2880;
-        const MxOperand a = make_operand(m, k, 101, DataKind::Gaussian), b = make_operand(n, k, 102, DataKind::Gaussian);
+        const MxOperand a = make_operand(m, k, 101, DataKind::Gaussian),
+                        b = make_operand(n, k, 102, DataKind::Gaussian);
         npy_write((dir / "a.npy").string(), NpyDtype::U8, {m, k / 2}, a.packed.data());
         npy_write((dir / "sa.npy").string(), NpyDtype::U8, {m, k / 32}, a.scales.data());
         npy_write((dir / "b.npy").string(), NpyDtype::U8, {n, k / 2}, b.packed.data());
         npy_write((dir / "sb.npy").string(), NpyDtype::U8, {n, k / 32}, b.scales.data());
         const std::string d = (dir / "d.npy").string();
-        const std::string cmd = std::string(F4GEMM_EXE) + " --backend cuda --iters 5 --a " + (dir / "a.npy").string() +
-                                " --a-scale " + (dir / "sa.npy").string() + " --b " + (dir / "b.npy").string() +
-                                " --b-scale " + (dir / "sb.npy").string() + " --out " + d + " 2>&1";
+        const std::string cmd = std::string(F4GEMM_EXE) + " --backend cuda --iters 5 --a " +
+                                (dir / "a.npy").string() + " --a-scale " + (dir / "sa.npy").string() +
+                                " --b " + (dir / "b.npy").string() + " --b-scale " +
+                                (dir / "sb.npy").string() + " --out " + d + " 2>&1";
         FILE* f = popen(cmd.c_str(), "r");
         ASSERT_NE(f, nullptr);
         std::string out;
@@ -432,8 +437,8 @@ TEST(Sm90, TuneWritesATableTheDriverPrefers) {
     // Per operand set (200x1024x1024 rotates 8 sets past 2x L2): A once, B once (the one packed weight
     // format of the manifest); every other candidate reuses them.
     int packed = -1, reused = -1;
-    ASSERT_EQ(std::sscanf(out.c_str() + out.find("operand images packed ", best), "operand images packed %d, reused %d",
-                          &packed, &reused),
+    ASSERT_EQ(std::sscanf(out.c_str() + out.find("operand images packed ", best),
+                          "operand images packed %d, reused %d", &packed, &reused),
               2)
         << out;
     EXPECT_GE(packed, 2) << out;

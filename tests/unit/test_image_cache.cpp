@@ -62,8 +62,10 @@ Manifest one_kernel(const fs::path& dir, const std::string& b_layout) {
     fs::create_directories(dir);
     std::ofstream(dir / "k.cubin") << "";
     return parse_manifest(
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
-        "16,64,0,0,k,k.cubin,sm_90a,256,0,sm90v1," + b_layout + ",plain\n",
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n"
+        "16,64,0,0,k,k.cubin,sm_90a,256,0,sm90v1," +
+            b_layout + ",plain\n",
         (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
 }
 
@@ -86,8 +88,8 @@ TEST(ImageCache, PacksEachImageOnceAndUploadsTheSameBytes) {
     // Off (the default): nothing is kept.
     const auto b_off = l.image(p, true, BLayout::Frag16S, ScaleLayout::Plain);
     EXPECT_EQ(l.image_cache_size(), 0u);
-    const OperandImage want = make_b_image(p.b.packed.data(), p.b.scales.data(), 64, 512, BLayout::Frag16S,
-                                           ScaleLayout::Plain);
+    const OperandImage want =
+        make_b_image(p.b.packed.data(), p.b.scales.data(), 64, 512, BLayout::Frag16S, ScaleLayout::Plain);
     EXPECT_EQ(image_bytes(*b_off), image_bytes(want));
 
     l.set_image_cache(true);
@@ -103,9 +105,8 @@ TEST(ImageCache, PacksEachImageOnceAndUploadsTheSameBytes) {
     // Other layouts of the same buffers are other images; the same layout is a hit.
     const auto b_plain = l.image(p, true, BLayout::Plain, ScaleLayout::Plain);
     EXPECT_EQ(l.image_cache_size(), 5u);
-    EXPECT_EQ(image_bytes(*b_plain),
-              image_bytes(make_b_image(p.b.packed.data(), p.b.scales.data(), 64, 512, BLayout::Plain,
-                                       ScaleLayout::Plain)));
+    EXPECT_EQ(image_bytes(*b_plain), image_bytes(make_b_image(p.b.packed.data(), p.b.scales.data(), 64, 512,
+                                                              BLayout::Plain, ScaleLayout::Plain)));
     const auto b_hit = l.image(p, true, BLayout::Frag16S, ScaleLayout::Plain);
     EXPECT_EQ(image_bytes(*b_hit), image_bytes(want));
     EXPECT_EQ(l.image_cache_hits(), 3u);

@@ -657,7 +657,8 @@ TEST(Frag16s, ImageIsTheWeightBodyWithPaddedRowsAndK) {
         frag16s_unpack(img.data.data(), back.data(), sback.data(), rows, kp);
         for (size_t r = 0; r < rows; ++r)
             for (size_t c = 0; c < kp / 2; ++c)
-                ASSERT_EQ(back[r * kp / 2 + c], r < s.n && c < s.k / 2 ? plain[r * s.k / 2 + c] : 0) << r << " " << c;
+                ASSERT_EQ(back[r * kp / 2 + c], r < s.n && c < s.k / 2 ? plain[r * s.k / 2 + c] : 0)
+                    << r << " " << c;
         for (size_t r = s.n; r < rows; ++r)
             for (size_t b = 0; b < kp / 32; ++b) ASSERT_EQ(sback[r * kp / 32 + b], kScalePadByte);
         for (size_t r = 0; r < s.n; ++r)

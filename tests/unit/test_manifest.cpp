@@ -234,17 +234,20 @@ TEST(Manifest, BadExtraColumns) {
         head.replace(head.find(",X"), 2, std::string(",") + col);
         return manifest_error(head + "256,256,0,1,k,k.co," + v + "\n");
     };
-    EXPECT_NE(err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1, sm90pp1 or sm90pa1"),
-              std::string::npos)
+    EXPECT_NE(
+        err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1, sm90pp1 or sm90pa1"),
+        std::string::npos)
         << err("abi", "sm100");
     EXPECT_NE(err("abi", "SM90PP1").find("t.csv:2: bad abi (got 'SM90PP1')"), std::string::npos);
     EXPECT_NE(err("b_layout", "weird").find("t.csv:2: bad b_layout (got 'weird')"), std::string::npos);
-    EXPECT_NE(err("b_layout", "weird").find("use plain, aiter16x16, bitplane, frag16 or frag16s"), std::string::npos)
+    EXPECT_NE(err("b_layout", "weird").find("use plain, aiter16x16, bitplane, frag16 or frag16s"),
+              std::string::npos)
         << err("b_layout", "weird");
     EXPECT_NE(err("scale_layout", "x").find("t.csv:2: bad scale_layout (got 'x')"), std::string::npos);
     EXPECT_NE(err("threads", "0").find("t.csv:2: bad threads (got '0')"), std::string::npos);
     EXPECT_NE(err("smem_bytes", "-1").find("t.csv:2: bad smem_bytes (got '-1')"), std::string::npos);
-    EXPECT_NE(err("max_m", "-5").find("t.csv:2: bad max_m (got '-5')"), std::string::npos) << err("max_m", "-5");
+    EXPECT_NE(err("max_m", "-5").find("t.csv:2: bad max_m (got '-5')"), std::string::npos)
+        << err("max_m", "-5");
     EXPECT_NE(err("max_m", "256x").find("t.csv:2: bad max_m (got '256x')"), std::string::npos);
 }
 

@@ -322,7 +322,15 @@ TEST(NpyHostile, DeclaredSizesLargerThanTheFileAreRefusedWithoutAllocating) {
         while ((10 + header.size() + 1) % 64) header += ' ';
         header += '\n';
         std::ofstream f(dir + "/hostile_shape.npy", std::ios::binary);
-        const unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(header.size() & 0xff),
+        const unsigned char head[10] = {0x93,
+                                        'N',
+                                        'U',
+                                        'M',
+                                        'P',
+                                        'Y',
+                                        1,
+                                        0,
+                                        (unsigned char)(header.size() & 0xff),
                                         (unsigned char)(header.size() >> 8)};
         f.write(reinterpret_cast<const char*>(head), 10);
         f << header << "abcd";

@@ -89,7 +89,8 @@ namespace {
 // A manifest shaped like our built sm_90a one (rows in the order CMake writes them).
 Manifest sm90_manifest() {
     return parse_manifest(
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n"
         "64,64,1,0,simple,simple.cubin,sm_90a,256,17920,sm90v1,plain,plain\n"
         "128,128,1,0,ws128x128,ws128x128.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
         "128,64,1,0,ws128x64,ws128x64.cubin,sm_90a,384,1,sm90v1,plain,plain\n"
@@ -206,7 +207,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         const KernelConfig& k = m.kernels[i];
         const auto has = [&](const char* s) { return k.knl_name.find(s) != std::string::npos; };
         EXPECT_EQ(k.arch, "sm_90a") << k.knl_name;
-        EXPECT_EQ(k.b_layout, BLayout::Frag16S) << k.knl_name << ": every shipped kernel reads the packed weight";
+        EXPECT_EQ(k.b_layout, BLayout::Frag16S)
+            << k.knl_name << ": every shipped kernel reads the packed weight";
         if (has("_pab_")) {
             pab = int(i);
             EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
@@ -288,11 +290,12 @@ TEST(Sm90Policy, CtasPerSmFollowSharedMemoryAndThreads) {
 }
 
 // A two-CTA 16 x 64 tile fills the SMs as a one-CTA 16 x 128 tile does, so the policy treats them as twins
-// and keeps the one listed first (the dec kernel): aiter's rule alone took the 16 x 128 wgmma kernel for every
-// decode shape, 1.2-1.5x slower (docs/HEURISTIC.md).
+// and keeps the one listed first (the dec kernel): aiter's rule alone took the 16 x 128 wgmma kernel for
+// every decode shape, 1.2-1.5x slower (docs/HEURISTIC.md).
 TEST(Sm90Policy, TwoCtaTilesAreTwinsOfTilesTwiceAsWide) {
     const Manifest m = parse_manifest(
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n"
         "16,64,0,0,dec_m2,dec_m2.cubin,sm_90a,256,91936,sm90v1,frag16s,plain\n"
         "16,64,0,0,dec_w16,dec_w16.cubin,sm_90a,512,183200,sm90v1,frag16s,plain\n"
         "16,32,0,0,dec_32m2,dec_32m2.cubin,sm_90a,256,85088,sm90v1,frag16s,plain\n"
@@ -303,7 +306,8 @@ TEST(Sm90Policy, TwoCtaTilesAreTwinsOfTilesTwiceAsWide) {
     // tile, one round with fewer idle CUs
     Manifest rows16 = m;
     rows16.kernels.pop_back();
-    EXPECT_EQ(rows16.kernels[size_t(select_kernel(rows16, HeuristicQuery{1, 16384, 16384, 132, 0, 0}).index)].knl_name,
+    EXPECT_EQ(rows16.kernels[size_t(select_kernel(rows16, HeuristicQuery{1, 16384, 16384, 132, 0, 0}).index)]
+                  .knl_name,
               "swap16bp");
     Selection s;
     EXPECT_EQ(pick(m, 1, 16384, 16384, true, &s), "dec_m2");
@@ -311,8 +315,10 @@ TEST(Sm90Policy, TwoCtaTilesAreTwinsOfTilesTwiceAsWide) {
     EXPECT_EQ(pick(m, 8, 4096, 11008), "dec_m2");
     int covers = 0, same = 0;
     for (const HeuristicStep& st : s.heuristic.steps) {
-        covers += st.reason.find("16x128 x 1 CTA/SM covers what dec_m2.cubin (16x64 x 2 CTA/SM)") != std::string::npos;
-        same += st.reason.find("same tile as dec_w16.cubin") != std::string::npos;  // dec_32m2: 16 x 64 per wave
+        covers += st.reason.find("16x128 x 1 CTA/SM covers what dec_m2.cubin (16x64 x 2 CTA/SM)") !=
+                  std::string::npos;
+        same +=
+            st.reason.find("same tile as dec_w16.cubin") != std::string::npos;  // dec_32m2: 16 x 64 per wave
     }
     EXPECT_EQ(covers, 1);
     EXPECT_EQ(same, 0);
@@ -325,7 +331,8 @@ TEST(Sm90Policy, SameTileVariantsKeepTheOneListedFirst) {
     // both pairs present it ended on the plain 16x64 kernel for 8 x 4096 x 11008; the policy keeps the
     // first-listed variant of each tile before the rule runs.
     const Manifest m = parse_manifest(
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout\n"
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n"
         "16,128,1,0,swap16bp,swap16bp.cubin,sm_90a,384,1,sm90v1,bitplane,plain\n"
         "16,64,1,0,swap16x64bp,swap16x64bp.cubin,sm_90a,256,1,sm90v1,bitplane,plain\n"
         "16,128,1,0,swap16,swap16.cubin,sm_90a,384,1,sm90v1,plain,plain\n"

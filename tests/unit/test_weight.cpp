@@ -57,15 +57,17 @@ TEST(Weight, SizesAndPadding) {
 
 TEST(Weight, HandComputedWordPositions) {
     // (n, w, K) -> body byte, computed by hand from G, h, g, t, kb, c, j.
-    EXPECT_EQ(data_offset(0, 0, 256), 64u);                       // first data word after the header
-    EXPECT_EQ(data_offset(1, 0, 256), 64u + 16u);                 // next row: lane 4
-    EXPECT_EQ(data_offset(8, 0, 256), 64u + 512u);                // rows 8..15: second half
-    EXPECT_EQ(data_offset(0, 4, 256), 64u + 128u);                // next block: next 128 bytes
-    EXPECT_EQ(data_offset(0, 16, 256), 64u + 1088u);              // block 4: the next chunk, after 64 scales
-    EXPECT_EQ(data_offset(16, 0, 2880), 64u + 24u * 1088u + 64u);  // K = 2880 pads to 3072 = 24 chunks a group
+    EXPECT_EQ(data_offset(0, 0, 256), 64u);           // first data word after the header
+    EXPECT_EQ(data_offset(1, 0, 256), 64u + 16u);     // next row: lane 4
+    EXPECT_EQ(data_offset(8, 0, 256), 64u + 512u);    // rows 8..15: second half
+    EXPECT_EQ(data_offset(0, 4, 256), 64u + 128u);    // next block: next 128 bytes
+    EXPECT_EQ(data_offset(0, 16, 256), 64u + 1088u);  // block 4: the next chunk, after 64 scales
+    EXPECT_EQ(data_offset(16, 0, 2880),
+              64u + 24u * 1088u + 64u);  // K = 2880 pads to 3072 = 24 chunks a group
     EXPECT_EQ(scale_offset(17, 6, 256), 2240u + 64u + 1088u + 1024u + 4u + 2u);  // docs/LAYOUTS_SM90.md
     // Packed from a weight with a single non-zero word, the body holds it exactly there.
-    for (const auto& c : std::vector<std::array<size_t, 3>>{{1, 0, 256}, {17, 21, 2880}, {999, 359, 2880}, {2879, 5, 96}}) {
+    for (const auto& c :
+         std::vector<std::array<size_t, 3>>{{1, 0, 256}, {17, 21, 2880}, {999, 359, 2880}, {2879, 5, 96}}) {
         const size_t n = std::max<size_t>(c[0] + 1, 20), w = c[1], k = c[2];
         std::vector<uint8_t> b(n * k / 2, 0), s(n * k / 32, 127);
         const uint32_t plain = 0x000F0000u;  // e4 = -6 -> bit-plane 0x00000071
@@ -86,7 +88,8 @@ TEST(Weight, HandComputedWordPositions) {
 
 TEST(Weight, RoundTripAndBijection) {
     std::mt19937 rng(7);
-    for (const auto& sh : std::vector<std::array<size_t, 2>>{{16, 256}, {1000, 2880}, {2880, 2880}, {1, 32}, {257, 96}}) {
+    for (const auto& sh :
+         std::vector<std::array<size_t, 2>>{{16, 256}, {1000, 2880}, {2880, 2880}, {1, 32}, {257, 96}}) {
         const size_t n = sh[0], k = sh[1];
         const MxOperand op = make_operand(n, k, uint32_t(rng()), DataKind::WideScale);
         const std::vector<uint8_t> W = pack_weight(op.packed.data(), op.scales.data(), n, k);
@@ -121,7 +124,7 @@ TEST(Weight, RoundTripAndBijection) {
 TEST(Weight, PaddingIsZeroDataWithTheRowsLargestScale) {
     const size_t n = 20, k = 96;  // Kp = 256: blocks 3..7 are padding; rows 20..255 are padding
     MxOperand op = make_operand(n, k, 3, DataKind::Seed);
-    op.scales[0 * 3 + 0] = 140;  // row 0's largest
+    op.scales[0 * 3 + 0] = 140;                                                 // row 0's largest
     op.scales[1 * 3 + 0] = op.scales[1 * 3 + 1] = op.scales[1 * 3 + 2] = 0xFF;  // row 1: all NaN
     op.scales[2 * 3 + 1] = 0xFF;                                                // row 2: one NaN block
     const std::vector<uint8_t> W = pack_weight(op.packed.data(), op.scales.data(), n, k);
@@ -155,7 +158,8 @@ TEST(Weight, BodyIsFrag16sOfThePaddedImage) {
     frag16s_pack(op.packed.data(), op.scales.data(), f.data(), n, k);
     EXPECT_TRUE(std::equal(f.begin(), f.end(), W.begin() + 256));
     // The driver's device image of B for the packed-weight kernels is the body.
-    const OperandImage img = make_b_image(op.packed.data(), op.scales.data(), n, k, BLayout::Frag16S, ScaleLayout::Plain);
+    const OperandImage img =
+        make_b_image(op.packed.data(), op.scales.data(), n, k, BLayout::Frag16S, ScaleLayout::Plain);
     EXPECT_TRUE(std::equal(img.data.begin(), img.data.end(), W.begin() + 256));
     EXPECT_TRUE(img.scales.empty());
 }
@@ -202,7 +206,7 @@ TEST(Weight, AOperandPaddedToTheWeightsK) {
             ASSERT_EQ(a.data[r * (kp / 2) + c], want) << r << " " << c;
         }
         for (size_t kb = 0; kb < kp / 32; ++kb) {
-            const uint8_t want = r >= m ? 0x7F
+            const uint8_t want = r >= m   ? 0x7F
                                  : kb < 3 ? op.scales[r * 3 + kb]
                                           : uint8_t(w_pad_block_scale(op.scales.data() + r * 3, 3));
             ASSERT_EQ(a.scales[r * (kp / 32) + kb], want) << r << " " << kb;
