@@ -63,6 +63,17 @@ std::string describe(const VerifyResult& v) {
                         : "");
 }
 
+// Runs the f4gemm command with `args` (stderr folded into stdout); returns its exit status and output.
+std::pair<int, std::string> run_command(const std::string& args) {
+    const std::string cmd = std::string(F4GEMM_EXE) + (args.empty() ? "" : " " + args) + " 2>&1";
+    FILE* f = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[512];
+    while (f && fgets(buf, sizeof buf, f)) out += buf;
+    const int rc = f ? pclose(f) : -1;
+    return {rc, out};
+}
+
 int heuristic_pick(int m, int n, int k, int splitk = 0) {
     HeuristicQuery q{m, n, k, gpu()->dev->props().num_cu, splitk, default_bpreshuffle(gpu()->manifest)};
     return select(gpu()->manifest, "", q, false).index;
@@ -364,13 +375,7 @@ TEST(Sm90, MissingCodeObjectIsNamed) {
 
 TEST(Sm90, CommandWithNoArgumentsPasses) {
     REQUIRE_GPU();
-    const std::string cmd = std::string(F4GEMM_EXE) + " 2>&1";
-    FILE* f = popen(cmd.c_str(), "r");
-    ASSERT_NE(f, nullptr);
-    std::string out;
-    char buf[512];
-    while (fgets(buf, sizeof buf, f)) out += buf;
-    const int rc = pclose(f);
+    const auto [rc, out] = run_command("");
     std::printf("%s", out.c_str());
     EXPECT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("[f4gemm] PASSED"), std::string::npos) << out;
@@ -393,16 +398,10 @@ TEST(Sm90, CommandOnRealDataAnyModelShape) {
         npy_write((dir / "b.npy").string(), NpyDtype::U8, {n, k / 2}, b.packed.data());
         npy_write((dir / "sb.npy").string(), NpyDtype::U8, {n, k / 32}, b.scales.data());
         const std::string d = (dir / "d.npy").string();
-        const std::string cmd = std::string(F4GEMM_EXE) + " --backend cuda --iters 5 --a " +
-                                (dir / "a.npy").string() + " --a-scale " + (dir / "sa.npy").string() +
-                                " --b " + (dir / "b.npy").string() + " --b-scale " +
-                                (dir / "sb.npy").string() + " --out " + d + " 2>&1";
-        FILE* f = popen(cmd.c_str(), "r");
-        ASSERT_NE(f, nullptr);
-        std::string out;
-        char buf[512];
-        while (fgets(buf, sizeof buf, f)) out += buf;
-        const int rc = pclose(f);
+        const auto [rc, out] =
+            run_command("--backend cuda --iters 5 --a " + (dir / "a.npy").string() + " --a-scale " +
+                        (dir / "sa.npy").string() + " --b " + (dir / "b.npy").string() + " --b-scale " +
+                        (dir / "sb.npy").string() + " --out " + d);
         std::printf("%s", out.c_str());
         EXPECT_EQ(rc, 0) << out;
         EXPECT_NE(out.find("[f4gemm] PASSED"), std::string::npos) << out;
@@ -420,15 +419,7 @@ TEST(Sm90, TuneWritesATableTheDriverPrefers) {
     const fs::path dir = fs::temp_directory_path() / ("f4gemm_tune_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::string csv = (dir / "t.csv").string();
-    auto run = [](const std::string& args) {
-        const std::string cmd = std::string(F4GEMM_EXE) + " " + args + " 2>&1";
-        FILE* f = popen(cmd.c_str(), "r");
-        std::string out;
-        char buf[512];
-        while (f && fgets(buf, sizeof buf, f)) out += buf;
-        const int rc = f ? pclose(f) : -1;
-        return std::make_pair(rc, out);
-    };
+    const auto run = run_command;
     const auto [rc, out] = run("tune --shape 200x1024x1024 --reps 1 --iters 3 --out " + csv);
     ASSERT_EQ(rc, 0) << out;
     EXPECT_EQ(out.find("FAILED"), std::string::npos) << out;
