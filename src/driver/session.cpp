@@ -196,8 +196,10 @@ Session::~Session() {
 }
 
 void Session::check_shape(int m, int n, int k) const {
-    const bool aiter_rules = !packed_weight_ && (gpu() || !manifest_.kernels.empty());
-    if (aiter_rules) return check_shape_aiter(m, n, k);
+    const bool aiter = std::any_of(manifest_.kernels.begin(), manifest_.kernels.end(),
+                                   [](const KernelConfig& kc) { return kc.abi == KernelAbi::Aiter; });
+    if (aiter) return check_shape_aiter(m, n, k);  // the original's rules and messages
+
     if (m <= 0)
         throw Error(Errc::InvalidArgument,
                     fmt::format("M must be positive (got {}): pass -m N with N >= 1", m));
@@ -213,6 +215,14 @@ void Session::check_shape(int m, int n, int k) const {
         throw Error(Errc::InvalidArgument,
                     fmt::format("{} is too large for 32-bit kernel arguments: split the problem",
                                 shape_str(m, n, k)));
+    const bool any_packed = std::any_of(manifest_.kernels.begin(), manifest_.kernels.end(),
+                                        [](const KernelConfig& kc) { return kc.b_layout == BLayout::Frag16S; });
+    if (!any_packed && !manifest_.kernels.empty() && (k % 256 || n % 16))
+        // our plain-B kernels (the dev ladder): whole 256-K stages and 16-row groups, no padding
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("the plain-B kernels of {} need K % 256 == 0 and N % 16 == 0 (got K={} N={}): use "
+                                "the shipped manifest (the packed weight), which takes any N and K % 32",
+                                manifest_.path, k, n));
 }
 
 Choice Session::select(const GemmRequest& r) const {
