@@ -143,8 +143,8 @@ __device__ __forceinline__ void cvt8(uint32_t x, uint32_t lut_lo, uint32_t lut_h
 // (e_{q+4}) after one shift and mask, so the LUT permutes come out interleaved ([e0 e4 e1 e5], [e2 e6 e3 e7])
 // and two more permutes sort them: 10 instructions, against cvt8's 9 plus the inverse bit permutation.
 // Checked on the host (a throwaway emulation, not in the tree) against cvt8 of bitplane_word_inverse for all
-// 2^32 words at one LUT and 2^20 random words at every d; in the tree, every pp_128x128 gpu test and sweep case
-// checks it end to end (each converted element is in some output against the float64 reference).
+// 2^32 words at one LUT and 2^20 random words at every d; in the tree, every pp_128x128 gpu test and sweep
+// case checks it end to end (each converted element is in some output against the float64 reference).
 __device__ __forceinline__ void cvt8_bitplane(uint32_t x, uint32_t lut_lo, uint32_t lut_hi, uint32_t& lo,
                                               uint32_t& hi) {
     const uint32_t sel = ((x >> 1) & 0x07070707u) | (x & 0x70707070u);

@@ -215,14 +215,16 @@ void Session::check_shape(int m, int n, int k) const {
         throw Error(Errc::InvalidArgument,
                     fmt::format("{} is too large for 32-bit kernel arguments: split the problem",
                                 shape_str(m, n, k)));
-    const bool any_packed = std::any_of(manifest_.kernels.begin(), manifest_.kernels.end(),
-                                        [](const KernelConfig& kc) { return kc.b_layout == BLayout::Frag16S; });
+    const bool any_packed =
+        std::any_of(manifest_.kernels.begin(), manifest_.kernels.end(),
+                    [](const KernelConfig& kc) { return kc.b_layout == BLayout::Frag16S; });
     if (!any_packed && !manifest_.kernels.empty() && (k % 256 || n % 16))
         // our plain-B kernels (the dev ladder): whole 256-K stages and 16-row groups, no padding
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("the plain-B kernels of {} need K % 256 == 0 and N % 16 == 0 (got K={} N={}): use "
-                                "the shipped manifest (the packed weight), which takes any N and K % 32",
-                                manifest_.path, k, n));
+        throw Error(
+            Errc::InvalidArgument,
+            fmt::format("the plain-B kernels of {} need K % 256 == 0 and N % 16 == 0 (got K={} N={}): use "
+                        "the shipped manifest (the packed weight), which takes any N and K % 32",
+                        manifest_.path, k, n));
 }
 
 Choice Session::select(const GemmRequest& r) const {
