@@ -161,7 +161,7 @@ TEST(Sm90Policy, PrepassRowsKeepThePolicy) {
 }
 
 TEST(Sm90Policy, MaxMOffersAKernelOnlyUpToItsM) {
-    // pab before pp, same tile, max_m 256 (kernels/sm90a/CMakeLists.txt): the twin rule keeps pab up to
+    // pab before pp, same tile, max_m 256 (kernels/sm90a/kernels.json): the twin rule keeps pab up to
     // M = 256 and pp above; the skip is named in --explain.
     Manifest m = sm90_manifest();
     const Manifest pre = parse_manifest(
@@ -191,9 +191,9 @@ TEST(Sm90Policy, MaxMOffersAKernelOnlyUpToItsM) {
 }
 
 #ifdef F4GEMM_SM90A_BUILD_DIR
-// The manifest kernels/sm90a/CMakeLists.txt wrote in this build: every row carries the ABI and B layout of
-// its kernel family (a CMake variable leaking from one family's loop into the next would show here), and
-// the selection policy picks what docs/HEURISTIC.md says on the mid-M and large shapes.
+// The manifest kernels/sm90a/manifest.cmake wrote in this build (from kernels.json and each kernel's
+// exports): every row carries the ABI of its family and the packed weight's B layout, and the selection
+// policy picks what docs/HEURISTIC.md says on the mid-M and large shapes.
 TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     const std::string dir = F4GEMM_SM90A_BUILD_DIR;
     Manifest m;
