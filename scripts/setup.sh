@@ -12,6 +12,7 @@ DEBS=(
   libamdhip64-dev                  # HIP backend: host headers + libamdhip64 (no AMD GPU here)
   python3-numpy                    # tests write/read .npy cross-checks
   python3-pip                      # the pinned PyPI wheels below
+  python3-venv python3-dev         # the Python package: a fresh venv in scripts/test.sh, Python.h for its extension
 )
 
 missing=()
