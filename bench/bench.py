@@ -65,6 +65,8 @@ class F4gemm:
                                          ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64]
         L.f4gemm_pad_a.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int,
                                    ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
+        L.f4gemm_quantize.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                      ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
         self.h = L.f4gemm_open(co_dir.encode() if co_dir else None, 0)
         if not self.h:
             raise RuntimeError("f4gemm_open: " + L.f4gemm_last_error().decode())
@@ -109,6 +111,12 @@ class F4gemm:
         self._err(self.lib.f4gemm_pad_a(self.h, a.data_ptr(), sa.data_ptr(), m, k, ao.data_ptr(), so.data_ptr(),
                                         torch.cuda.current_stream().cuda_stream), "f4gemm_pad_a")
         return ao, so
+
+    def quantize_into(self, x, m, k, ao, so):
+        """bf16/fp32 x [m, k] -> MXFP4 in the operand layout (ao, so), on the GPU (f4gemm_quantize)."""
+        self._err(self.lib.f4gemm_quantize(self.h, x.data_ptr(), 1 if x.dtype == torch.bfloat16 else 0, m, k, k,
+                                           ao.data_ptr(), so.data_ptr(), torch.cuda.current_stream().cuda_stream),
+                  "f4gemm_quantize")
 
     def gemm(self, kernel, l2, m, n, k, ops, d):
         rc = self.lib.f4gemm_gemm(self.h, kernel, l2, m, n, k, 1.0, 0.0, ops["a_op"].data_ptr(),
@@ -261,6 +269,35 @@ def time_graph(fn, nsets, calls):
     return once
 
 
+def bench_quantizer(f4, copy_gbs, reps, out_dir):
+    """The GPU quantizer (f4gemm_quantize) on M x K activations: bytes read (the input) plus written (packed
+    e2m1 and scales, padded layout) over its time, in CUDA graphs rotating past 2x L2, against the measured copy
+    bandwidth (read + write). The issue's bar: 80% of the copy for M x K >= 16M elements."""
+    rows = []
+    for (m, k) in ((4096, 4096), (4096, 8192), (8192, 8192), (16384, 8192), (4096, 28672)):
+        for dtype in (torch.bfloat16, torch.float32):
+            esz = 2 if dtype == torch.bfloat16 else 4
+            db, sbb = ctypes.c_size_t(), ctypes.c_size_t()
+            f4._err(f4.lib.f4gemm_operand_bytes(f4.h, m, k, ctypes.byref(db), ctypes.byref(sbb)), "operand_bytes")
+            moved = m * k * esz + m * k // 2 + m * k // 32  # input read, packed data and scales written
+            nsets = max(1, min(8, math.ceil(2 * L2_BYTES / moved)))
+            xs = [torch.randn(m, k, device="cuda").to(dtype) for _ in range(nsets)]
+            outs = [(torch.empty(db.value, dtype=torch.uint8, device="cuda"),
+                     torch.empty(sbb.value, dtype=torch.uint8, device="cuda")) for _ in range(nsets)]
+            calls = max(nsets, 40)
+            once = time_graph(lambda i: f4.quantize_into(xs[i], m, k, *outs[i]), nsets, calls)
+            ts = [once() for _ in range(reps)]
+            med = statistics.median(ts)
+            gbs = moved / med / 1e3
+            rows.append({"M": m, "K": k, "dtype": str(dtype).split(".")[-1], "us": med,
+                         "spread": (max(ts) - min(ts)) / med, "gbs": gbs, "copy_frac": gbs / copy_gbs})
+            print(f"quantize {str(dtype).split('.')[-1]:>8} {m:>6}x{k:<6} {med:8.1f} us {gbs:7.0f} GB/s "
+                  f"{100 * gbs / copy_gbs:5.1f}% of copy (spread {100 * rows[-1]['spread']:.1f}%)", flush=True)
+            del xs, outs
+    with open(os.path.join(out_dir, "quantizer.json"), "w") as f:
+        json.dump({"copy_gbs": copy_gbs, "rows": rows}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="3 shapes, 3 repetitions (smoke test)")
@@ -272,6 +309,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--shapes", default=None, help="comma list of MxNxK (default: the issue's shapes)")
     ap.add_argument("--grid", choices=sorted(GRIDS), default=None, help="a named shape set (serving: 36 cells)")
+    ap.add_argument("--quantizer", action="store_true",
+                    help="only the activation quantizer's bandwidth (bf16/fp32 [M, K] -> MXFP4), against the copy")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -300,6 +339,9 @@ def main():
     del x, y
     print(f"copy bandwidth {copy_gbs:.0f} GB/s (read + write, median of 10 after warm-up)", flush=True)
 
+    if args.quantizer:
+        bench_quantizer(F4gemm(args.lib, args.co_dir), copy_gbs, args.reps, args.out)
+        return
     if args.grid:
         shapes = GRIDS[args.grid]
     elif args.shapes:
