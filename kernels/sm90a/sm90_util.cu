@@ -279,8 +279,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-// Padded A quantized from bf16 / fp32 rows, bit-identical to the host's quantize_mxfp4 then pad.
-extern "C" __global__ void __launch_bounds__(kThreads)
+// Padded A quantized from bf16 / fp32 rows, bit-identical to the host's quantize_mxfp4 then pad. Six CTAs per
+// SM (40 registers, no spills; 8 would spill): more warps in flight for the short launches of small M x K.
+extern "C" __global__ void __launch_bounds__(kThreads, 6)
     f4gemm_sm90a_quantize(const __grid_constant__ F4gemmQuantizeArgs args) {
 #if F4GEMM_SM90A_ENABLED
     trap_unless(args.k > 0 && args.k % 32 == 0 && args.ldx >= args.k && args.m < 0x80000000u &&
