@@ -62,6 +62,7 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
 // The K a kernel is launched with: the packed-weight (frag16s) kernels read B and A padded to
 // round_up(K, 256) (include/f4gemm/weight.h); the others take K as it is.
 int kernel_k(const KernelConfig& kc, int k);
+size_t kernel_k(BLayout b_layout, size_t k);  // the same rule by the kernel's B layout
 
 // Host-side operands of one problem, plain layouts.
 struct Problem {

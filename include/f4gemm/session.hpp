@@ -149,7 +149,8 @@ private:
         DevPtr w;
         int n, k;
     };
-    std::vector<WeightRecord> weights_;  // weights this session packed: their (n, k), checked by gemm()
+    std::vector<WeightRecord> weights_;   // weights this session packed: their (n, k), checked by gemm()
+    WeightRecord* find_weight(DevPtr w);  // nullptr when w is not in weights_
 };
 
 }  // namespace f4gemm

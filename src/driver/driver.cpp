@@ -153,8 +153,12 @@ int default_num_cu(const Manifest& m) {
                 "architecture: pass --num-cu N");
 }
 
+size_t kernel_k(BLayout b_layout, size_t k) {
+    return b_layout == BLayout::Frag16S ? w_k_pad(k) : k;
+}
+
 int kernel_k(const KernelConfig& kc, int k) {
-    return kc.b_layout == BLayout::Frag16S ? int(w_k_pad(size_t(k))) : k;
+    return int(kernel_k(kc.b_layout, size_t(k)));
 }
 
 void check_shape_aiter(int m, int n, int k) {
@@ -232,7 +236,7 @@ std::shared_ptr<const OperandImage> Launcher::image(const Problem& p, bool is_b,
     const size_t rows = size_t(is_b ? p.n : p.m), k = size_t(p.k);
     auto make = [&] {
         // The packed-weight kernels: B as the W body, A padded to the same round_up(K, 256).
-        const size_t kp = bl == BLayout::Frag16S ? w_k_pad(k) : k;
+        const size_t kp = kernel_k(bl, k);
         return std::make_shared<const OperandImage>(
             is_b ? make_b_image(op.packed.data(), op.scales.data(), rows, k, bl, sl)
                  : make_a_image(op.packed.data(), op.scales.data(), rows, k, sl, kp));

@@ -144,6 +144,15 @@ bool all_packed_weight(const Manifest& m) {
     });
 }
 
+// The one K rule of the packed-weight kernels, the CPU and the host statics: one E8M0 scale per 32 elements.
+void need_k(long k, const char* what) {
+    if (k <= 0 || k % 32)
+        throw Error(Errc::InvalidArgument,
+                    fmt::format("{} must be a positive multiple of 32 (got {}): MXFP4 has one scale per 32 "
+                                "elements; pad K with zero blocks",
+                                what, k));
+}
+
 // A GEMM on the CPU backend.
 class CpuJob : public Job {
 public:
@@ -206,11 +215,7 @@ void Session::check_shape(int m, int n, int k) const {
     if (n <= 0)
         throw Error(Errc::InvalidArgument,
                     fmt::format("N must be positive (got {}): pass -n N with N >= 1", n));
-    if (k <= 0 || k % 32)
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("K must be a positive multiple of 32 (got {}): MXFP4 has one scale per 32 "
-                                "elements; pad K with zero blocks",
-                                k));
+    need_k(k, "K");
     if (m > (1 << 30) || n > (1 << 30) || k > (1 << 30))
         throw Error(Errc::InvalidArgument,
                     fmt::format("{} is too large for 32-bit kernel arguments: split the problem",
@@ -276,10 +281,7 @@ size_t Session::weight_bytes(int n, int k) {
     if (n <= 0)
         throw Error(Errc::InvalidArgument,
                     fmt::format("weight N must be positive (got {}): pass the weight's rows", n));
-    if (k <= 0 || k % 32)
-        throw Error(
-            Errc::InvalidArgument,
-            fmt::format("weight K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
+    need_k(k, "weight K");
     return weight_info(size_t(n), size_t(k)).bytes;
 }
 
@@ -297,11 +299,7 @@ void Session::unpack_weight_host(const uint8_t* w, size_t bytes, std::vector<uin
 }
 
 void Session::quantize_host(const float* x, size_t rows, size_t k, uint8_t* packed, uint8_t* scales) {
-    if (k == 0 || k % 32)
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("K must be a positive multiple of 32 (got {}): MXFP4 has one scale per 32 "
-                                "elements; pad K",
-                                k));
+    need_k(long(k), "K");
     quantize_mxfp4(x, rows, k, packed, scales);
 }
 
@@ -364,20 +362,22 @@ void Session::pack_weight(DevPtr b, DevPtr b_scale, int n, int k, DevPtr w, uint
     a.ldb = uint32_t(k / 2);
     a.lds = uint32_t(k / 32);
     launch_util(util_pack_, util_pack_weight_grid(size_t(n), size_t(k)), &a, sizeof a, stream);
-    const auto it =
-        std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
-    if (it != weights_.end())
-        *it = {w, n, k};
+    if (WeightRecord* r = find_weight(w))
+        *r = {w, n, k};
     else
         weights_.push_back({w, n, k});
+}
+
+Session::WeightRecord* Session::find_weight(DevPtr w) {
+    const auto it =
+        std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
+    return it == weights_.end() ? nullptr : &*it;
 }
 
 void Session::operand_bytes(int m, int k, size_t* data_bytes, size_t* scale_bytes) {
     if (m <= 0)
         throw Error(Errc::InvalidArgument, fmt::format("M must be positive (got {}): pass the rows of A", m));
-    if (k <= 0 || k % 32)
-        throw Error(Errc::InvalidArgument,
-                    fmt::format("K must be a positive multiple of 32 (got {}): pad K with zero blocks", k));
+    need_k(k, "K");
     const size_t rows = a_m_pad(size_t(m)), kp = w_k_pad(size_t(k));
     if (data_bytes) *data_bytes = rows * (kp / 2);
     if (scale_bytes) *scale_bytes = rows * (kp / 32);
@@ -439,17 +439,15 @@ void Session::quantize(DevPtr x, bool is_bf16, int m, int k, int ldx, DevPtr a_o
 }
 
 void Session::check_weight(DevPtr w, int n, int k) {
-    const auto it =
-        std::find_if(weights_.begin(), weights_.end(), [&](const WeightRecord& r) { return r.w == w; });
-    if (it != weights_.end()) {
-        if (it->n != n || it->k != k)
+    const auto packed_for = [&](long pn, long pk) {
+        if (pn != n || pk != k)
             throw Error(
                 Errc::InvalidArgument,
                 fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass "
                             "the weight packed for this shape, or pack it again",
-                            w, it->n, it->k, n, k));
-        return;
-    }
+                            w, pn, pk, n, k));
+    };
+    if (const WeightRecord* r = find_weight(w)) return packed_for(r->n, r->k);
     // A weight this session did not pack (another handle, a file): read its header once, when a synchronous
     // copy is allowed (not while the stream is captured into a graph).
     if (dev_->capturing())
@@ -460,19 +458,12 @@ void Session::check_weight(DevPtr w, int n, int k) {
                         w));
     F4gemmWeightHeader h;
     dev_->copy_to_host(&h, w, sizeof h);
-    std::vector<uint8_t> head(sizeof h);
-    std::memcpy(head.data(), &h, sizeof h);
     if (h.magic != F4GEMM_W_MAGIC)
         throw Error(Errc::InvalidArgument,
                     fmt::format("the buffer at 0x{:x} is not a packed weight (no F4GW header): pack B with "
                                 "f4gemm_pack_weight first",
                                 w));
-    if (int(h.n) != n || int(h.k) != k)
-        throw Error(
-            Errc::InvalidArgument,
-            fmt::format("the weight at 0x{:x} was packed for N={} K={}, this GEMM has N={} K={}: pass the "
-                        "weight packed for this shape, or pack it again",
-                        w, h.n, h.k, n, k));
+    packed_for(long(h.n), long(h.k));
     weights_.push_back({w, n, k});
 }
 
