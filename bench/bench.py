@@ -10,7 +10,12 @@ the systems alternate inside each of `reps` repetitions; the median is reported 
 spread (max-min)/median. f4gemm's output is checked against a float64 reference on the GPU with
 the project's metric before any timing.
 
-Usage: python3 bench/bench.py [--quick] [--out DIR] [--lib build/lib/libf4gemm.so]
+f4gemm runs in each accumulation mode asked for (--accum exact,promoted, the default both: docs/VERIFY.md), as
+two systems beside the peers; the promoted mode's output is judged by its bound |d - ref| <= 2^-8 |ref| +
+c_w sum_k |a_k b_k| and the observed constant c reported.
+
+Usage: python3 bench/bench.py [--quick] [--grid serving] [--accum exact,promoted] [--out DIR]
+       [--lib build/lib/libf4gemm.so]
 """
 import argparse
 import ctypes
@@ -21,7 +26,7 @@ import statistics
 import sys
 import time
 
-import torch
+torch = None  # imported by main() (bench_torch()), so that --help and the pure helpers below need no torch
 
 L2_BYTES = 60 * 1024 * 1024
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
@@ -33,6 +38,75 @@ MID = [(128, 16384, 16384), (256, 16384, 16384)]
 # The serving grid (../shared/reference/serving-grid.md): 70B-class N x K, M from decode to prefill.
 GRIDS = {"serving": [(m, n, k) for (n, k) in ((16384, 16384), (10240, 8192), (28672, 8192), (8192, 28672))
                      for m in (1, 16, 32, 64, 128, 256, 512, 1024, 4096)]}
+
+
+ACCUMS = ("exact", "promoted")
+ACCUM_CODE = {"exact": 0, "promoted": 1}  # F4GEMM_ACCUM_EXACT, F4GEMM_ACCUM_PROMOTED (include/f4gemm/f4gemm.h)
+PEERS = ["cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
+
+
+def bench_torch():
+    """Imports torch into this module (the GPU part of the bench needs it; --help and the helpers do not)."""
+    global torch
+    if torch is None:
+        import torch as t
+        torch = t
+    return torch
+
+
+def parse_accums(text):
+    """The --accum list: 'exact', 'promoted' or both, comma-separated, in the order given, no repeats."""
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in ACCUMS]
+    if not modes or bad:
+        raise ValueError(f"--accum {text!r}: pass exact, promoted or exact,promoted")
+    if len(set(modes)) != len(modes):
+        raise ValueError(f"--accum {text!r}: a mode is listed twice; pass each once")
+    return modes
+
+
+def f4_system(mode):
+    """The system name of f4gemm in accumulation mode `mode` (the exact mode keeps the name 'f4gemm')."""
+    return "f4gemm" if mode == "exact" else f"f4gemm_{mode}"
+
+
+def promoted_cw(lib, k_launch):
+    """c_w of the promoted bound for the K a kernel sees, from the library (include/f4gemm/accum.hpp)."""
+    return float(lib.f4gemm_promoted_cw(ctypes.c_size_t(k_launch)))
+
+
+def launch_k(k):
+    """The K the packed-weight kernels see: round_up(K, 256)."""
+    return (k + 255) // 256 * 256
+
+
+def wins(rows, mode, peer):
+    """(cells where f4gemm in `mode` is faster than `peer`, cells where both ran)."""
+    me = f4_system(mode)
+    both = [r for r in rows if me in r["systems"] and peer in r["systems"]]
+    return sum(r["systems"][me]["us"] < r["systems"][peer]["us"] for r in both), len(both)
+
+
+def summary_lines(rows, modes):
+    """One line per mode: in how many cells f4gemm beats each peer."""
+    lines = []
+    for mode in modes:
+        parts = []
+        for peer in PEERS:
+            w, n = wins(rows, mode, peer)
+            if n:
+                parts.append(f"{peer} {w}/{n}")
+        lines.append(f"f4gemm accum {mode}: faster than " + (", ".join(parts) if parts else "no peer measured") +
+                     " cells")
+    return lines
+
+
+def panels(rows):
+    """The plot's panels: {(N, K): rows sorted by M}, in the order the N x K first appear."""
+    out = {}
+    for r in rows:
+        out.setdefault((r["N"], r["K"]), []).append(r)
+    return {nk: sorted(rs, key=lambda r: r["M"]) for nk, rs in out.items()}
 
 
 def kind_of(shape):
@@ -54,8 +128,13 @@ class F4gemm:
         L.f4gemm_kernel_info.argtypes = [ctypes.c_void_p, ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 3
         L.f4gemm_kernel_b_layout.restype = ctypes.c_char_p
         L.f4gemm_kernel_b_layout.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 4 + [ctypes.POINTER(ctypes.c_int)] * 2
-        L.f4gemm_gemm.argtypes = ([ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.c_float] * 2 +
+        L.f4gemm_kernel_accum.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        L.f4gemm_promoted_cw.argtypes = [ctypes.c_size_t]
+        L.f4gemm_promoted_cw.restype = ctypes.c_double
+        # h, m, n, k, splitk, accum, *kernel, *log2_k_split
+        L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.POINTER(ctypes.c_int)] * 2
+        # h, kernel, log2_k_split, accum, m, n, k, alpha, beta, a, a_scale, w, c, d, stream
+        L.f4gemm_gemm.argtypes = ([ctypes.c_void_p] + [ctypes.c_int] * 6 + [ctypes.c_float] * 2 +
                                   [ctypes.c_uint64] * 6)
         L.f4gemm_weight_bytes.restype = ctypes.c_size_t
         L.f4gemm_weight_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
@@ -80,9 +159,15 @@ class F4gemm:
     def b_layout(self, i):
         return self.lib.f4gemm_kernel_b_layout(self.h, i).decode()
 
-    def select(self, m, n, k):
+    def kernel_accum(self, i):
+        """The accumulation mode kernel i implements: 'exact' or 'promoted'."""
+        mode = self.lib.f4gemm_kernel_accum(self.h, i)
+        self._err(mode < 0, "f4gemm_kernel_accum")
+        return ACCUMS[mode]
+
+    def select(self, m, n, k, accum="exact"):
         kern, l2 = ctypes.c_int(), ctypes.c_int()
-        if self.lib.f4gemm_select(self.h, m, n, k, 0, ctypes.byref(kern), ctypes.byref(l2)):
+        if self.lib.f4gemm_select(self.h, m, n, k, 0, ACCUM_CODE[accum], ctypes.byref(kern), ctypes.byref(l2)):
             raise RuntimeError(self.lib.f4gemm_last_error().decode())
         return kern.value, l2.value
 
@@ -118,8 +203,8 @@ class F4gemm:
                                            ao.data_ptr(), so.data_ptr(), torch.cuda.current_stream().cuda_stream),
                   "f4gemm_quantize")
 
-    def gemm(self, kernel, l2, m, n, k, ops, d):
-        rc = self.lib.f4gemm_gemm(self.h, kernel, l2, m, n, k, 1.0, 0.0, ops["a_op"].data_ptr(),
+    def gemm(self, kernel, l2, m, n, k, ops, d, accum="exact"):
+        rc = self.lib.f4gemm_gemm(self.h, kernel, l2, ACCUM_CODE[accum], m, n, k, 1.0, 0.0, ops["a_op"].data_ptr(),
                                   ops["sa_op"].data_ptr(), ops["w"].data_ptr(), 0, d.data_ptr(),
                                   torch.cuda.current_stream().cuda_stream)
         self._err(rc, "f4gemm_gemm")
@@ -183,7 +268,8 @@ def make_mx(rows, k, gen):
     return packed, scales
 
 
-def dequant(packed, scales, rows, k, dtype=torch.float64):
+def dequant(packed, scales, rows, k, dtype=None):
+    dtype = dtype or torch.float64
     lut = torch.tensor(E2M1, dtype=dtype, device="cuda")
     p = packed[:rows].to(torch.int64)
     vals = torch.stack([lut[p & 0xF], lut[p >> 4]], dim=-1).reshape(rows, k)
@@ -320,7 +406,15 @@ def main():
     ap.add_argument("--grid", choices=sorted(GRIDS), default=None, help="a named shape set (serving: 36 cells)")
     ap.add_argument("--quantizer", action="store_true",
                     help="only the activation quantizer's bandwidth (bf16/fp32 [M, K] -> MXFP4), against the copy")
+    ap.add_argument("--accum", default="exact,promoted",
+                    help="f4gemm's accumulation modes, each timed as its own system beside the peers (default "
+                         "exact,promoted; docs/VERIFY.md)")
     args = ap.parse_args()
+    try:
+        modes = parse_accums(args.accum)
+    except ValueError as e:
+        ap.error(str(e))
+    bench_torch()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.cuda.get_device_properties(0)
@@ -387,23 +481,45 @@ def main():
             b, sb = make_mx(n, k, gen)
             ops.append({"a": a, "sa": sa, "b": b, "sb": sb})
         d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
-        kern, l2 = f4.select(m, n, k)
+        picks = {mode: f4.select(m, n, k, mode) for mode in modes}  # (kernel, log2 split) per mode
         for o in ops:  # one packed weight for every kernel, and A in the kernels' operand layout
             o["w"] = f4.pack_weight(o["b"], o["sb"], n, k)
             o["a_op"], o["sa_op"] = f4.operand(o["a"], o["sa"], m, k)
-        # Correctness first: f4gemm vs the float64 reference on the GPU, the project's metric.
-        d.fill_(float("nan"))
-        f4.gemm(kern, l2, m, n, k, ops[0], d)
-        torch.cuda.synchronize()
-        ref = dequant(ops[0]["a"], ops[0]["sa"], m, k) @ dequant(ops[0]["b"], ops[0]["sb"], n, k).T
-        got = d[:m].to(torch.float64)
+        # Correctness first: f4gemm in each mode vs the float64 reference on the GPU. Exact: the project's metric
+        # (max_rel_err over |ref| > 2e-4 max|ref|, mismatches at atol + 2e-2 |ref|). Promoted: its bound,
+        # |d - ref| <= 2^-8 |ref| + c_w S with S = sum_k |a_k b_k|, and the observed c = max (|d - ref| - 2^-8
+        # |ref|)+ / S; NaN on exactly one side counts as bad in both.
+        da = dequant(ops[0]["a"], ops[0]["sa"], m, k)
+        db = dequant(ops[0]["b"], ops[0]["sb"], n, k)
+        ref = da @ db.T
+        mag = da.abs() @ db.abs().T if "promoted" in modes else None
+        del da, db
         max_ref = ref.abs().max().item()
         atol = 2e-4 * max_ref
-        diff = (got - ref).abs()
         big = ref.abs() > atol
-        max_rel = (diff[big] / ref.abs()[big]).max().item() if big.any() else 0.0
-        bad = int(((diff > atol + 2e-2 * ref.abs()) | got.isnan()).sum().item())
-        del ref, got, diff, big
+        checks = {}
+        for mode in modes:
+            kern, l2 = picks[mode]
+            d.fill_(float("nan"))
+            f4.gemm(kern, l2, m, n, k, ops[0], d, mode)
+            torch.cuda.synchronize()
+            got = d[:m].to(torch.float64)
+            diff = (got - ref).abs()
+            nan_bad = int((got.isnan() != ref.isnan()).sum().item())
+            c = {"kernel": f4.kernels[kern], "kernel_accum": f4.kernel_accum(kern), "log2_k_split": l2,
+                 "max_rel_err": (diff[big] / ref.abs()[big]).max().item() if big.any() else 0.0,
+                 "mismatches": int((diff > atol + 2e-2 * ref.abs()).sum().item()) + nan_bad}
+            if mode == "promoted":
+                cw = promoted_cw(f4.lib, launch_k(k))
+                excess = torch.nan_to_num((diff - ref.abs() * 2.0**-8).clamp_min(0), nan=0.0)
+                pos = mag > 0
+                c["c_w"] = cw
+                c["observed_c"] = (excess[pos] / mag[pos]).max().item() if pos.any() else 0.0
+                c["observed_c_log2"] = math.log2(c["observed_c"]) if c["observed_c"] > 0 else None
+                c["mismatches"] = int((excess > cw * mag).sum().item()) + nan_bad
+            checks[mode] = c
+            del got, diff
+        del ref, mag, big
 
         # Peer operands (same values where it matters for timing: random data of each type).
         fp8 = [(torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn),
@@ -411,14 +527,15 @@ def main():
         bf = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
                torch.randn(n, k, device="cuda", dtype=torch.bfloat16)) for _ in range(nsets_bf16)]
         one = torch.ones((), device="cuda")
-        systems = {
-            "f4gemm": (lambda i: f4.gemm(kern, l2, m, n, k, ops[i], d), nsets),
+        systems = {f4_system(mode): ((lambda i, kl=picks[mode], md=mode: f4.gemm(kl[0], kl[1], m, n, k, ops[i], d, md)),
+                                     nsets) for mode in modes}
+        systems.update({
             "cublaslt_fp8": (lambda i: torch._scaled_mm(fp8[i][0], fp8[i][1].t(), one, one,
                                                         out_dtype=torch.bfloat16, use_fast_accum=False), nsets),
             "cublaslt_fp8_fast": (lambda i: torch._scaled_mm(fp8[i][0], fp8[i][1].t(), one, one,
                                                              out_dtype=torch.bfloat16, use_fast_accum=True), nsets),
             "cublas_bf16": (lambda i: torch.matmul(bf[i][0], bf[i][1].t()), nsets_bf16),
-        }
+        })
         if floor and m <= 256:  # memory-bound shapes: the time only reading takes
             rd = [torch.empty(in_bytes(m, n, k) // 16 * 16, dtype=torch.uint8, device="cuda") for _ in range(nsets)]
             nsets_fp8 = max(1, min(8, math.ceil(2 * L2_BYTES / fp8_in_bytes(m, n, k))))
@@ -448,17 +565,23 @@ def main():
                 times[name].append(once())
         rep_t.append(time.time())
         flops = 2.0 * m * n * k
-        row = {"M": m, "N": n, "K": k, "kind": kind_of((m, n, k)), "kernel": f4.kernels[kern], "log2_k_split": l2,
-               "sets": nsets, "calls": calls, "max_rel_err": max_rel, "mismatches": bad, "rep_t": rep_t,
-               "systems": {}}
+        row = {"M": m, "N": n, "K": k, "kind": kind_of((m, n, k)), "sets": nsets, "calls": calls, "rep_t": rep_t,
+               "f4gemm": checks, "systems": {}}
         for name, ts in times.items():
             med = statistics.median(ts)
             row["systems"][name] = {"us": med, "tflops": flops / med / 1e6, "spread": (max(ts) - min(ts)) / med,
                                     "all_us": ts}
-        f4us = row["systems"]["f4gemm"]["us"]
-        row["f4gemm_gbs"] = mx_bytes(m, n, k) / f4us / 1e3
-        row["f4gemm_bw_frac"] = row["f4gemm_gbs"] / copy_gbs
-        row["ratio"] = {name: s["us"] / f4us for name, s in row["systems"].items() if name != "f4gemm"}
+        row["ratio"] = {}  # per mode: peer time / f4gemm time (above 1: f4gemm faster)
+        for mode in modes:
+            me = f4_system(mode)
+            if me not in row["systems"]:
+                continue
+            f4us = row["systems"][me]["us"]
+            checks[mode]["us"] = f4us
+            checks[mode]["gbs"] = mx_bytes(m, n, k) / f4us / 1e3
+            checks[mode]["bw_frac"] = checks[mode]["gbs"] / copy_gbs
+            row["ratio"][mode] = {name: s_["us"] / f4us for name, s_ in row["systems"].items()
+                                  if not name.startswith("f4gemm")}
         if "read_floor" in row["systems"]:
             fl = row["systems"]["read_floor"]["us"]
             row["read_floor_gbs"] = in_bytes(m, n, k) / fl / 1e3
@@ -466,18 +589,32 @@ def main():
             if "cublaslt_fp8" in row["systems"]:
                 row["fp8_over_floor"] = row["systems"]["cublaslt_fp8"]["us"] / fl
         rows.append(row)
-        print(f"{m:>6}x{n:>6}x{k:>6} {f4.kernels[kern]:<34} L={l2} err={max_rel:.5f} bad={bad} "
-              f"{f4us:9.1f} us {flops / f4us / 1e6:7.1f} TF/s {row['f4gemm_gbs']:6.0f} GB/s | " +
-              " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"].items()), flush=True)
+        for mode in modes:
+            ck = checks[mode]
+            if "us" not in ck:
+                continue
+            err = f"c=2^{ck['observed_c_log2']:.1f}" if ck.get("observed_c_log2") is not None else \
+                ("c=0" if mode == "promoted" else f"err={ck['max_rel_err']:.5f}")
+            print(f"{m:>6}x{n:>6}x{k:>6} {mode:<8} {ck['kernel']:<34} L={ck['log2_k_split']} {err} "
+                  f"bad={ck['mismatches']} {ck['us']:9.1f} us {flops / ck['us'] / 1e6:7.1f} TF/s {ck['gbs']:6.0f} GB/s | "
+                  + " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"][mode].items()), flush=True)
         del ops, fp8, bf, d
         rd = rd8 = None
         torch.cuda.empty_cache()
 
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_gbs, "torch": torch.__version__,
-              "reps": reps, "rows": rows, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+              "reps": reps, "accum": modes, "rows": rows, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(result, f, indent=1)
     print_table(result)
+    print()
+    for line in summary_lines(rows, modes):
+        print(line)
+    try:
+        import matplotlib  # noqa: F401  (optional: no plot without it)
+    except ImportError:
+        print("matplotlib not installed: no bench.png")
+        return
     try:
         plot(result, os.path.join(args.out, "bench.png"))
     except Exception as e:  # noqa: BLE001
@@ -485,54 +622,70 @@ def main():
 
 
 def print_table(r):
-    names = ["f4gemm", "cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
-    print(f"\n{'shape':>20} {'kernel':<36} {'f4 us':>9} {'TF/s':>7} {'GB/s':>6} {'spread':>6} | "
-          + " ".join(f"{n[:12]:>12}" for n in names[1:]) + "   (peer us / f4gemm us)")
+    modes = r.get("accum", ["exact"])
+    print(f"\n{'shape':>20} {'accum':<8} {'kernel':<36} {'f4 us':>9} {'TF/s':>7} {'GB/s':>6} {'spread':>6} | "
+          + " ".join(f"{n[:12]:>12}" for n in PEERS) + "   (peer us / f4gemm us)")
     for row in r["rows"]:
-        s = row["systems"]["f4gemm"]
-        print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} {row['kernel'][:36]:<36} {s['us']:9.1f} {s['tflops']:7.1f} "
-              f"{row['f4gemm_gbs']:6.0f} {100 * s['spread']:5.1f}% | "
-              + " ".join(f"{row['ratio'].get(n, float('nan')):12.2f}" for n in names[1:]))
+        for mode in modes:
+            me = f4_system(mode)
+            if me not in row["systems"]:
+                continue
+            s = row["systems"][me]
+            ck = row["f4gemm"][mode]
+            print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} {mode:<8} {ck['kernel'][:36]:<36} {s['us']:9.1f} "
+                  f"{s['tflops']:7.1f} {ck['gbs']:6.0f} {100 * s['spread']:5.1f}% | "
+                  + " ".join(f"{row['ratio'][mode].get(n, float('nan')):12.2f}" for n in PEERS))
     floors = [row for row in r["rows"] if "read_floor" in row["systems"]]
     if floors:
         print(f"\nRead floor (a kernel that only reads the inputs: bench/read_floor_kernel.cu; copy {r['copy_gbs']:.0f} GB/s)")
-        print(f"{'shape':>20} {'f4 us':>9} {'floor us':>9} {'spread':>6} {'GB/s':>6} {'f4/floor':>8} "
-              f"{'fp8 floor':>9} {'FP8 us':>8} {'FP8/floor':>9}   (FP8/floor: the most any MXFP4 kernel can gain)")
+        print(f"{'shape':>20} " + " ".join(f"{f4_system(m_)[:16] + ' us':>19}" for m_ in modes) +
+              f" {'floor us':>9} {'spread':>6} {'GB/s':>6} " + " ".join(f"{m_[:5] + '/floor':>11}" for m_ in modes) +
+              f" {'fp8 floor':>9} {'FP8 us':>8} {'FP8/floor':>9}   (FP8/floor: the most any MXFP4 kernel can gain)")
         for row in floors:
             fl, f8 = row["systems"]["read_floor"], row["systems"].get("read_floor_fp8", {"us": float("nan")})
             c8 = row["systems"].get("cublaslt_fp8", {"us": float("nan")})["us"]
-            print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} {row['systems']['f4gemm']['us']:9.1f} {fl['us']:9.2f} "
-                  f"{100 * fl['spread']:5.1f}% {row['read_floor_gbs']:6.0f} {row['systems']['f4gemm']['us'] / fl['us']:8.2f} "
-                  f"{f8['us']:9.2f} {c8:8.1f} {c8 / fl['us']:9.2f}")
+            f4us = [row["systems"].get(f4_system(m_), {"us": float("nan")})["us"] for m_ in modes]
+            print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} " + " ".join(f"{u:19.1f}" for u in f4us) +
+                  f" {fl['us']:9.2f} {100 * fl['spread']:5.1f}% {row['read_floor_gbs']:6.0f} " +
+                  " ".join(f"{u / fl['us']:11.2f}" for u in f4us) + f" {f8['us']:9.2f} {c8:8.1f} {c8 / fl['us']:9.2f}")
 
 
 def plot(r, path):
+    """One panel per N x K: time (us) against M on log-log axes, one line per system (f4gemm once per accumulation
+    mode), the measured read floor dashed where it was timed (M <= 256). Needs matplotlib."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    names = ["f4gemm", "cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
-    labels = [f"{x['M']}x{x['N']}x{x['K']}" for x in r["rows"]]
-    fig, ax = plt.subplots(figsize=(max(10, len(labels) * 0.9), 6))
-    w = 0.8 / len(names)
-    for j, n in enumerate(names):
-        ys = [x["systems"].get(n, {}).get("tflops", 0) for x in r["rows"]]
-        ax.bar([i + j * w for i in range(len(labels))], ys, w, label=n)
-    ax.axhline(1979, color="k", ls="--", lw=1, label="FP8 dense datasheet 1979 TF/s")
-    # The bandwidth ceiling in TF/s for each shape: flops / (mx bytes / copy bandwidth).
-    bw = [2 * x["M"] * x["N"] * x["K"] / (mx_bytes(x["M"], x["N"], x["K"]) / (r["copy_gbs"] * 1e3)) / 1e6
-          for x in r["rows"]]
-    ax.plot([i + 0.4 for i in range(len(labels))], bw, "r_", ms=20, mew=2, label="MXFP4 bytes at copy bandwidth")
-    # The read floor: flops over the time a kernel takes only to read the inputs (measured, decode and mid M).
-    fl = [(i, 2 * x["M"] * x["N"] * x["K"] / x["systems"]["read_floor"]["us"] / 1e6) for i, x in enumerate(r["rows"])
-          if "read_floor" in x["systems"]]
-    if fl:
-        ax.plot([i + 0.4 for i, _ in fl], [v for _, v in fl], "m_", ms=20, mew=2, label="read floor (measured)")
-    ax.set_yscale("log")
-    ax.set_xticks([i + 0.4 for i in range(len(labels))])
-    ax.set_xticklabels(labels, rotation=45, ha="right")
-    ax.set_ylabel("TF/s (log)")
-    ax.set_title(f"MXFP4 GEMM on {r['device']}: f4gemm vs peers (median of {r['reps']})")
-    ax.legend(fontsize=8)
+    modes = r.get("accum", ["exact"])
+    groups = panels(r["rows"])
+    cols = min(2, len(groups))
+    nrows = (len(groups) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(7 * cols, 4.8 * nrows), squeeze=False)
+    systems = [f4_system(m_) for m_ in modes] + PEERS
+    styles = {f4_system("exact"): dict(color="C3", lw=2.2, marker="o"),
+              f4_system("promoted"): dict(color="C1", lw=2.2, marker="s"),
+              "cublaslt_fp8": dict(color="C0", marker="^"), "cublaslt_fp8_fast": dict(color="C0", ls=":", marker="^"),
+              "cublas_bf16": dict(color="C2", marker="v"), "triton_dot_scaled": dict(color="C4", marker="d")}
+    for ax, ((n, k), rows) in zip(axes.flat, groups.items()):
+        for name in systems:
+            pts = [(x["M"], x["systems"][name]["us"]) for x in rows if name in x["systems"]]
+            if pts:
+                label = name if not name.startswith("f4gemm") else \
+                    f"f4gemm ({next(m_ for m_ in modes if f4_system(m_) == name)})"
+                ax.plot([p_[0] for p_ in pts], [p_[1] for p_ in pts], label=label, **styles.get(name, {}))
+        fl = [(x["M"], x["systems"]["read_floor"]["us"]) for x in rows if "read_floor" in x["systems"]]
+        if fl:
+            ax.plot([p_[0] for p_ in fl], [p_[1] for p_ in fl], "k--", lw=1.2, label="read floor (measured)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("M")
+        ax.set_ylabel("time (us)")
+        ax.set_title(f"N x K = {n} x {k}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.set_visible(False)
+    fig.suptitle(f"MXFP4 GEMM on {r['device']}: f4gemm ({', '.join(modes)}) vs peers, median of {r['reps']}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

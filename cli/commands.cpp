@@ -170,6 +170,7 @@ int run(const RunOptions& o) try {
         return fail(fmt::format("--iters/--warmup must be >= 0 (got {}/{}): pass a count of 0 or more",
                                 o.iters, o.warmup));
     const DataKind data_kind = parse_data_kind(o.data);
+    const Accum accum = parse_accum(o.accum);
     if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
         return fail(fmt::format("--alpha/--beta must be finite (got {}/{})", o.alpha, o.beta));
     if (!real_data && (!o.out.empty() || !o.c.empty()))
@@ -193,13 +194,18 @@ int run(const RunOptions& o) try {
     const Manifest& manifest = session.manifest();
     if (!manifest.path.empty()) say("manifest {}: {} kernels", manifest.path, manifest.kernels.size());
     if (o.list) {
-        // The table rows carry no "[f4gemm] " prefix, as in the original (run_tests.sh reads field 5).
-        std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", "tileM", "tileN", "splitK",
-                                      "bpreshuffle", "co_name")
+        // The table rows carry no "[f4gemm] " prefix, as in the original (run_tests.sh reads field 5). A
+        // manifest with an accum column gets a sixth, the kernel's mode (aiter's keep the original's five,
+        // whose last field scripts read).
+        const bool with_accum =
+            std::find(manifest.columns.begin(), manifest.columns.end(), "accum") != manifest.columns.end();
+        std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}{}\n", "tileM", "tileN", "splitK",
+                                      "bpreshuffle", "co_name", with_accum ? " accum" : "")
                               .c_str());
         for (const KernelConfig& kc : manifest.kernels)
-            std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}\n", kc.tile_m, kc.tile_n, kc.split_k,
-                                          kc.bpreshuffle, kc.co_name)
+            std::printf("%s", fmt::format("{:<6} {:<6} {:<7} {:<12} {}{}\n", kc.tile_m, kc.tile_n, kc.split_k,
+                                          kc.bpreshuffle, kc.co_name,
+                                          with_accum ? std::string(" ") + accum_name(kc.accum) : "")
                                   .c_str());
         return 0;
     }
@@ -228,16 +234,29 @@ int run(const RunOptions& o) try {
     req.splitk = o.splitk;
     req.bpreshuffle = o.bpreshuffle;
     req.explain = o.explain;
+    req.accum = accum;
     const Choice choice = session.select(req);
     const bool gpu = session.gpu();
+    const Accum kernel_accum = session.kernel_accum(choice);
+    if (o.explain && choice.index < 0)
+        for (const HeuristicStep& st : choice.steps) say("  {:<48} {}", "(policy)", st.reason);
+    if (o.explain || accum != Accum::Exact)
+        say("accum: requested {}, {} {}", accum_name(accum), choice.index >= 0 ? "kernel" : "cpu backend",
+            accum_name(kernel_accum));
     if (choice.index >= 0) {
-        if (choice.tuned) say("tuned: {} lists this shape on {} CUs", session.tuned().path, choice.num_cu);
+        if (choice.tuned)
+            say("tuned: {} lists this shape on {} CUs (accum {})", session.tuned().path, choice.num_cu,
+                accum_name(accum));
         if (o.explain) {
-            say("heuristic on {} CUs, splitk {}, bpreshuffle {}:", choice.num_cu, choice.splitk,
-                choice.bpreshuffle);
-            for (const HeuristicStep& st : choice.steps)
-                say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split,
-                    st.reason);
+            say("heuristic on {} CUs, splitk {}, bpreshuffle {}, accum {}:", choice.num_cu, choice.splitk,
+                choice.bpreshuffle, accum_name(accum));
+            for (const HeuristicStep& st : choice.steps) {
+                if (st.index < 0)  // a note of the policy (the accumulation mode's pools), no one kernel
+                    say("  {:<48} {}", "(policy)", st.reason);
+                else
+                    say("  {:<48} split {:<2} {}", manifest.kernels[size_t(st.index)].co_name, st.split,
+                        st.reason);
+            }
         }
         const KernelConfig& kc = manifest.kernels[size_t(choice.index)];
         const LaunchPlan& plan = choice.plan;
@@ -279,6 +298,8 @@ int run(const RunOptions& o) try {
     j["beta"] = o.beta;
     j["backend"] = to_string(session.backend());
     j["device"] = session.device_props() ? session.device_props()->name : "cpu";
+    j["accum"] = accum_name(accum);                // the mode asked for
+    j["kernel_accum"] = accum_name(kernel_accum);  // what ran: the kernel's mode (the CPU computes exactly)
     if (kc) {
         j["kernel"] = kc->co_name;
         j["tile"] = {kc->tile_m, kc->tile_n};
@@ -294,22 +315,34 @@ int run(const RunOptions& o) try {
     if (o.verify) {
         const bool bf16_split = kc && choice.plan.gdz > 1 && kc->abi == KernelAbi::Aiter;
         const Tolerance tol = default_tolerance(bf16_split);
+        // The request's contract: the promoted bound for a promoted request (whichever kernel served it), the
+        // exact one otherwise; aiter's bf16 split-K keeps its own tolerance in both modes.
+        const Accum judge = bf16_split ? Accum::Exact : accum;
         if (bf16_split)
             say("note: {}-way splitK reduces in bf16 (buffer_atomic_pk_add_bf16), using abs tol {:.4g}",
                 choice.plan.gdz, tol.atol_frac);
         else if (kc && choice.plan.gdz > 1)
             say("note: {}-way splitK reduces in fp32 (workspace), tolerances unchanged", choice.plan.gdz);
-        const std::vector<float> ref = reference_for(problem);
-        const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n), tol);
+        const VerifyResult v = verify_result(problem, d, judge, choice.launch_k, bf16_split);
         say("verify: max|ref|={:.4g}  max_abs_err={:.4g}  max_rel_err={:.4g}  mismatches={}/{}", v.max_ref,
             v.max_abs_err, v.max_rel_err, v.mismatches, v.total);
-        j["verify"] = {{"max_ref", v.max_ref},
-                       {"max_abs_err", v.max_abs_err},
-                       {"max_rel_err", v.max_rel_err},
-                       {"mismatches", v.mismatches},
-                       {"total", v.total},
-                       {"nan_outputs", v.nan_outputs},
-                       {"passed", v.passed()}};
+        j["verify"] = {{"accum", accum_name(judge)},   {"max_ref", v.max_ref},
+                       {"max_abs_err", v.max_abs_err}, {"max_rel_err", v.max_rel_err},
+                       {"mismatches", v.mismatches},   {"total", v.total},
+                       {"nan_outputs", v.nan_outputs}, {"passed", v.passed()}};
+        if (v.promoted) {
+            // |d - ref| <= 2^-8 |ref| + c_w |alpha| S (docs/VERIFY.md): the constant judged with and the
+            // observed one (log2 -inf when every output is within the bf16 rounding).
+            say("promoted bound: |d - ref| <= 2^-8 |ref| + c_w |alpha| S, c_w={:.4g} (log2 {:.2f}); observed "
+                "c={:.4g} (log2 {:.2f})",
+                v.cw, std::log2(v.cw), v.observed_c, std::log2(v.observed_c));
+            j["verify"]["c_w"] = v.cw;
+            j["verify"]["c_w_log2"] = std::log2(v.cw);
+            j["verify"]["observed_c"] = v.observed_c;
+            // null when c = 0 (log2 -inf: every output within the bf16 rounding)
+            j["verify"]["observed_c_log2"] =
+                v.observed_c > 0 ? nlohmann::json(std::log2(v.observed_c)) : nlohmann::json(nullptr);
+        }
         if (!v.passed()) {
             say("  first mismatch at (m={}, n={}): got {:.6g}, want {:.6g}", v.first_m, v.first_n,
                 v.first_got, v.first_want);
@@ -507,6 +540,7 @@ int tune(const TuneOptions& o) try {
             throw Error(Errc::InvalidArgument, "--shape '" + s + "' is not MxNxK: write e.g. 4096x4096x4096");
         spec.shapes.push_back({std::stoi(mm[1]), std::stoi(mm[2]), std::stoi(mm[3])});
     }
+    spec.accum = parse_accum(o.accum);
     if (o.iters <= 0 || o.reps <= 0)
         throw Error(Errc::InvalidArgument,
                     fmt::format("--iters and --reps must be positive (got {}/{})", o.iters, o.reps));

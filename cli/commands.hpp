@@ -28,6 +28,7 @@ struct RunOptions {
     std::string json;
     std::string a, a_scale, b, b_scale, c, out;  // real data
     std::string tuned;                           // tuned table (--tuned)
+    std::string accum = "exact";                 // --accum: exact | promoted
 };
 int run(const RunOptions& o);
 
@@ -52,6 +53,7 @@ struct TuneOptions {
     double verify_max_macs = 17179869184.0;  // 2^34: larger shapes are not checked on the CPU
     std::string timing = "graph";            // "graph" (replayed CUDA graphs, as bench/) or "loop";
                                              // the CLI admits only these two
+    std::string accum = "exact";             // --accum: the mode tuned for, written in each row
 };
 int tune(const TuneOptions& o);
 

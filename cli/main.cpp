@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
     app.add_option("--tuned", ro.tuned,
                    "tuned table CSV (f4gemm tune); default $F4GEMM_TUNED, else "
                    "f4gemm_bf16_per1x32Fp4_tuned.csv in the code-object folder");
+    app.add_option(
+        "--accum", ro.accum,
+        "exact|promoted: the accumulation mode (default exact: every result the nearest bf16 of "
+        "the exact sum; promoted: FP8 partial sums promoted into fp32 every 128 K, faster, bounded "
+        "error, docs/VERIFY.md)");
     app.add_flag("--version", version, "print the version and the backends compiled in");
 
     PackOptions po;
@@ -135,6 +140,9 @@ int main(int argc, char** argv) {
                      "graph: time replays of CUDA graphs of the launches, as bench/ does (default); loop: "
                      "launch from the host one by one, as a plain run's --iters")
         ->check(CLI::IsMember({"graph", "loop"}));
+    tune_cmd->add_option("--accum", to.accum,
+                         "exact|promoted: the mode to tune for (default exact: the exact kernels; promoted: "
+                         "every kernel), written in each row");
 
     try {
         app.parse(argc, argv);

@@ -12,6 +12,7 @@
 #include "f4gemm/layout.hpp"
 #include "f4gemm/manifest.hpp"
 #include "f4gemm/operands.hpp"
+#include "f4gemm/reference.hpp"
 #include "f4gemm/runtime.hpp"
 #include "f4gemm/tuned.hpp"
 #include "f4gemm/verify.hpp"
@@ -50,14 +51,21 @@ struct Selection {
     int index = -1;  // into the manifest
     int log2_k_split = 0;
     bool tuned = false;         // taken from the tuned table
-    HeuristicResult heuristic;  // steps filled when explain was asked for
+    HeuristicResult heuristic;  // steps filled when explain was asked for (index -1: a note of the policy)
 };
 // The kernel-choice policy (src/driver/session.cpp, its one home; Session::select is how the faces reach
-// it): --kernel NAME (knl_name or co_name; forced split = max(L, 0)), else the tuned table's entry for
-// (q.num_cu, M, N, K) when it names a kernel of the manifest, else our sm_90a filters (max_m, smallest
-// covering tile, one kernel per tile width by priority) and aiter's heuristic.
+// it), for a request of accumulation mode `accum` (include/f4gemm/accum.hpp):
+//   --kernel NAME (knl_name or co_name; forced split = max(L, 0)); a promoted kernel under an exact request
+//     is an error naming the fix, an exact kernel under a promoted request runs;
+//   else the tuned table's entry for (q.num_cu, M, N, K, accum) when it names a kernel of the manifest that
+//     the mode allows (else an explain note and on);
+//   else our sm_90a filters (max_m, smallest covering tile, one kernel per tile width by priority) and
+//   aiter's
+//     heuristic: an exact request over the exact kernels; a promoted request over the promoted kernels first
+//     and, when none is offered for the shape, over the exact kernels (the exact contract is stricter, so it
+//     meets the promoted bound), the fallback named in the explain steps.
 Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
-                 const TunedTable* tuned = nullptr);
+                 const TunedTable* tuned = nullptr, Accum accum = Accum::Exact);
 
 // The K a kernel is launched with: the packed-weight (frag16s) kernels read B and A padded to
 // round_up(K, 256) (include/f4gemm/weight.h); the others take K as it is.
@@ -80,6 +88,13 @@ Problem make_problem(int m, int n, int k, float alpha, float beta, DataKind kind
 
 // The float64 reference for a problem (C taken as its bf16 values).
 std::vector<float> reference_for(const Problem& p);
+// The promoted mode's: the float64 reference kept in double and S = sum_k |a_k b_k| per output.
+MxReferenceAbs reference_abs_for(const Problem& p);
+// A result d (bf16 [m, n]) of problem p judged by the contract of mode `accum`: exact, verify_bf16 with
+// default_tolerance(bf16_split_reduction); promoted, verify_promoted_bf16 against reference_abs_for(p) with
+// c_w = promoted_cw(launch_k) (the K the kernel saw). The float64 references are computed here.
+VerifyResult verify_result(const Problem& p, const std::vector<uint16_t>& d, Accum accum, int launch_k,
+                           bool bf16_split_reduction = false);
 
 // How repeated runs are issued when timing. Loop: one by one from the host (the original asm_f4gemm's
 // method). Graph: recorded once into a graph that is then replayed (bench/bench.py's method), which leaves

@@ -19,6 +19,13 @@ extern "C" {
 
 typedef struct f4gemm_handle f4gemm_handle;
 
+/* Accumulation modes (include/f4gemm/accum.hpp, docs/VERIFY.md): EXACT, every result the nearest bf16 of the
+ * exact sum (the default); PROMOTED, FP8 tensor-core partial sums promoted into fp32 every 128 K: faster,
+ * with the bounded error |d - ref| <= 2^-8 |ref| + c_w |alpha| sum_k |a_k b_k|. An exact kernel serves both;
+ * a promoted kernel only PROMOTED requests. Any other value is an error. */
+#define F4GEMM_ACCUM_EXACT 0
+#define F4GEMM_ACCUM_PROMOTED 1
+
 /* The last error of this thread, one line; "" if none. */
 const char* f4gemm_last_error(void);
 
@@ -33,12 +40,19 @@ int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, 
 /* The B layout kernel i reads: "frag16s" (the packed weight W's body) for every shipped sm_90a kernel;
  * "plain", "aiter16x16", "bitplane", "frag16" for dev-ladder or aiter manifests. NULL for a bad index. */
 const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i);
+/* The accumulation mode kernel i implements (F4GEMM_ACCUM_*); -1 for a bad index. */
+int f4gemm_kernel_accum(const f4gemm_handle* h, int i);
+/* The promoted mode's bound constant c_w for a kernel that sees K = k_launch (docs/VERIFY.md section 7):
+ * |d - ref| <= 2^-8 |ref| + c_w |alpha| sum_k |a_k b_k|. */
+double f4gemm_promoted_cw(size_t k_launch);
 /* The SM count the heuristic uses. */
 int f4gemm_num_sms(const f4gemm_handle* h);
 
-/* Kernel choice for a shape: the tuned table when it has the shape, else the heuristic
- * (splitk as the CLI's --splitk). */
-int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split);
+/* Kernel choice for a shape and an accumulation mode (F4GEMM_ACCUM_*): the tuned table's row for the shape
+ * and mode when it has one, else the heuristic (splitk as the CLI's --splitk); a PROMOTED request takes a
+ * promoted kernel where one is offered for the shape, else an exact one (f4gemm_kernel_accum tells which). */
+int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int accum, int* kernel,
+                  int* log2_k_split);
 
 /* Bytes of the packed weight W of an n x k weight (a 256-byte header, then B padded to round_up(n, 256)
  * rows and round_up(k, 256) columns with its scales); 0 on bad n or k (k must be a multiple of 32). */
@@ -63,7 +77,8 @@ int f4gemm_pad_a(f4gemm_handle* h, uint64_t a, uint64_t a_scale, int m, int k, u
 int f4gemm_quantize(f4gemm_handle* h, uint64_t x, int is_bf16, int m, int k, int ldx, uint64_t a_out,
                     uint64_t a_scale_out, uint64_t stream);
 
-/* D = alpha * A * W^T + beta * C with kernel `kernel` (-1: f4gemm_select's choice, splitk 0),
+/* D = alpha * A * W^T + beta * C with kernel `kernel` (-1: f4gemm_select's choice for `accum`, splitk 0)
+ * under accumulation mode `accum` (F4GEMM_ACCUM_*; a promoted kernel under F4GEMM_ACCUM_EXACT is refused),
  * asynchronously on `stream` (a CUstream; 0 = the handle's own stream). c may be 0 when beta == 0.
  * W must be packed for (n, k): a weight packed by this handle is checked by its recorded shape, another
  * by its header (read once, outside graph capture). Buffers shorter than their allocation's end allows
@@ -71,8 +86,9 @@ int f4gemm_quantize(f4gemm_handle* h, uint64_t x, int is_bf16, int m, int k, int
  * A handle owns one workspace (split-K partials; the pre-pass image on every call), reused by each call:
  * calls on one handle must be ordered (one stream, or synchronised); use one handle per stream for
  * concurrent GEMMs. */
-int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, int k, float alpha, float beta,
-                uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d, uint64_t stream);
+int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int accum, int m, int n, int k, float alpha,
+                float beta, uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d,
+                uint64_t stream);
 
 #ifdef __cplusplus
 }

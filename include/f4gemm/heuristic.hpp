@@ -19,7 +19,7 @@ struct HeuristicQuery {
 };
 
 struct HeuristicStep {
-    int index = -1;  // manifest index
+    int index = -1;  // manifest index; -1 in a Selection's steps: a note of the policy about no one kernel
     int split = 1;   // candidate split count (0 when the kernel was filtered out)
     bool accepted = false;
     std::string reason;  // one line: the filter or comparison that decided

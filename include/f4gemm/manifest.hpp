@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "f4gemm/accum.hpp"
 #include "f4gemm/layout.hpp"
 
 namespace f4gemm {
@@ -36,9 +37,13 @@ struct KernelConfig {
     BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
     int max_m = 0;  // "max_m": our sm_90a selection policy offers this kernel only for M <= max_m (0: any M)
+    int min_m = 0;  // "min_m": ... and only for M >= min_m (0: any M)
     // "priority": our selection policy keeps, of two candidates covering the same tile (docs/HEURISTIC.md),
     // the one with the lower value, then the one listed first (aiter's manifests: all 0, row order).
     int priority = 0;
+    // "accum": the accumulation mode the kernel implements (exact | promoted; include/f4gemm/accum.hpp). A
+    // manifest without the column (aiter's, older builds) lists exact kernels only.
+    Accum accum = Accum::Exact;
     std::map<std::string, std::string> extra;  // any other column, verbatim
     int line = 0;                              // 1-based line in the CSV, for messages
 };

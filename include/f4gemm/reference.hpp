@@ -26,4 +26,15 @@ std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size
 std::vector<float> reference_gemm_mx(const MxOperand& a, const MxOperand& b, float alpha, float beta,
                                      const float* c, int threads = 0);
 
+// The promoted mode's reference (docs/VERIFY.md, "Promoted mode: the bound"), per output [m, n]:
+// ref = alpha * sum_k a_k b_k + beta * C kept in float64 (reference_gemm_mx's exact sum, before its rounding
+// to float32), and abs_sum = S = sum_k |a_k| |b_k| with the block scales applied, summed exactly the same way
+// and rounded once (NaN where a NaN scale meets the output, as ref). Same arguments and errors as
+// reference_gemm_mx.
+struct MxReferenceAbs {
+    std::vector<double> ref, abs_sum;
+};
+MxReferenceAbs reference_gemm_mx_abs(const MxOperand& a, const MxOperand& b, float alpha, float beta,
+                                     const float* c, int threads = 0);
+
 }  // namespace f4gemm

@@ -35,6 +35,7 @@ struct GemmRequest {
     int bpreshuffle = -1;  // aiter manifests: filter on B's preshuffle; -1 = the manifest's default
     bool explain = false;  // record every candidate's reason
     bool has_c = false;
+    Accum accum = Accum::Exact;  // the arithmetic contract asked for (include/f4gemm/accum.hpp)
 };
 
 // select()'s answer: the kernel (none on the CPU backend), its launch plan and the reasons.
@@ -46,6 +47,9 @@ struct Choice {
     int num_cu = 0, bpreshuffle = 0, splitk = 0;  // the query the policy answered
     int launch_k = 0;  // the K the kernel sees: round_up(K, 256) for the packed-weight kernels
     LaunchPlan plan;   // GPU backends
+    // The request's mode; the chosen kernel's own is manifest().kernels[index].accum (kernel_accum()), which
+    // is exact where a promoted request fell back. The CPU backend computes exactly in both modes.
+    Accum accum = Accum::Exact;
 };
 
 // A prepared GEMM on host operands: device buffers uploaded once, run and timed as often as asked.
@@ -78,8 +82,12 @@ public:
     // CPU); aiter's kernels keep the original's K % 256 and N % 16 rules and messages.
     void check_shape(int m, int n, int k) const;
     // The kernel-choice policy (docs/HEURISTIC.md): --kernel, the tuned table, then the sm_90a filters and
-    // aiter's rule. Checks the shape. On the CPU backend: no kernel, the split as asked.
+    // aiter's rule, for the request's accumulation mode (f4gemm::select in driver.hpp). Checks the shape. On
+    // the CPU backend: no kernel, the split as asked, every result exact whatever the mode.
     Choice select(const GemmRequest& r) const;
+    // The accumulation mode of what runs for `c`: its kernel's (the manifest's accum column), exact on the
+    // CPU.
+    Accum kernel_accum(const Choice& c) const;
 
     // A GEMM on plain host operands with the chosen kernel (B packed into W by the upload), or the CPU.
     std::unique_ptr<Job> prepare(const Choice& c, const Problem& p);
@@ -116,6 +124,7 @@ public:
         float alpha = 1.f, beta = 0.f;
         DevPtr a = 0, a_scale = 0, w = 0, c = 0, d = 0;
         int kernel = -1, log2_k_split = 0;
+        Accum accum = Accum::Exact;  // the request's mode: select()'s pools, and the check of a forced kernel
     };
     void gemm(const DeviceGemm& g, uint64_t stream = 0);
 
@@ -126,6 +135,10 @@ public:
         bool verify = true;
         double verify_max_macs = 17179869184.0;
         Timing timing = Timing::Graph;
+        // The mode tuned for (and written in each row): exact measures the exact kernels; promoted measures
+        // every kernel (an exact one meets the promoted bound). Each candidate is verified by its own
+        // kernel's contract.
+        Accum accum = Accum::Exact;
     };
     // Measures every kernel x split for each shape; `log` receives one line per candidate and shape.
     TunedTable tune(const TuneSpec& spec, const std::function<void(const std::string&)>& log);

@@ -29,6 +29,12 @@ struct VerifyResult {
     bool has_first = false;
     size_t first_m = 0, first_n = 0;
     float first_got = 0, first_want = 0;
+    // The promoted mode's judge only (verify_promoted_*): the constant c_w the outputs were judged with, and
+    // the observed one, c = max over outputs with |alpha| S > 0 of max(0, |got - ref| - 2^-8 |ref|) /
+    // (|alpha| S) (pairs with a NaN or an Inf take no part; 0 when no output has S > 0).
+    bool promoted = false;
+    double cw = 0;
+    double observed_c = 0;
     bool passed() const { return mismatches == 0; }
 };
 
@@ -39,5 +45,19 @@ VerifyResult verify_bf16(const uint16_t* got, size_t ld, const float* ref, size_
 // got already widened to float32 [m, n] dense: bf16 results widened exactly (e.g. read back from
 // a float32 .npy), so the bf16 overflow rule above applies here too.
 VerifyResult verify_f32(const float* got, const float* ref, size_t m, size_t n, const Tolerance& tol);
+
+// The promoted mode's judge (docs/VERIFY.md, "Promoted mode: the bound"): output (i, j) passes when
+//   |got - ref| <= 2^-8 |ref| + cw * |alpha| * S          (cw = promoted_cw(K the kernel saw))
+// with ref and S = abs_sum (float64 [m, n] dense) from reference_gemm_mx_abs; an output with S == 0 must be
+// within 2^-8 |ref|. NaN as in the exact mode (NaN on exactly one side is a mismatch, NaN against NaN a
+// match); an Inf matches the same Inf, or a finite ref of its sign whose bound reaches bf16's overflow
+// threshold (2 - 2^-8) * 2^127. max_ref, max_abs_err, max_rel_err (over |ref| > 2e-4 max|ref|, as the exact
+// mode's default atol) and the first mismatch as above; observed_c and cw as in VerifyResult. Throws
+// Error(InvalidArgument) for null data (m, n > 0), ld < n, or a negative or non-finite cw or alpha.
+VerifyResult verify_promoted_bf16(const uint16_t* got, size_t ld, const double* ref, const double* abs_sum,
+                                  size_t m, size_t n, double alpha, double cw);
+// got already widened to float32 [m, n] dense.
+VerifyResult verify_promoted_f32(const float* got, const double* ref, const double* abs_sum, size_t m,
+                                 size_t n, double alpha, double cw);
 
 }  // namespace f4gemm

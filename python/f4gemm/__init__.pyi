@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 Array = Any  # torch.Tensor | cupy.ndarray | jax.Array | numpy.ndarray | a __dlpack__ / __cuda_array_interface__ object
 Device = Union[None, int, str, Any]  # None, 'cpu', 'cuda', 'cuda:N', N, or a torch.device
-Accum = Literal["exact"]
+Accum = Literal["exact", "promoted"]  # docs/VERIFY.md: exact (the default) or promoted (bounded error)
 
 __version__: str
 

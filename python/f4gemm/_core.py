@@ -37,10 +37,17 @@ def _co_dir(co_dir: Optional[str]) -> str:
     return ""
 
 
-def _check_accum(accum: Any) -> None:
-    if accum != "exact":
-        raise ValueError(f"accum: {accum!r} is not implemented: pass accum='exact' (every result the nearest bf16 "
-                         f"of the exact sum; the only mode this build has)")
+ACCUMS = ("exact", "promoted")
+
+
+def _check_accum(accum: Any) -> str:
+    """The accumulation mode, checked: 'exact' (every result the nearest bf16 of the exact sum) or 'promoted' (FP8
+    partial sums promoted into fp32 every 128 K: faster, bounded error, docs/VERIFY.md)."""
+    if not isinstance(accum, str) or accum not in ACCUMS:
+        raise ValueError(f"accum: {accum!r} is not a mode: pass accum='exact' (every result the nearest bf16 of the "
+                         f"exact sum) or accum='promoted' (FP8 partial sums promoted into fp32 every 128 K; bounded "
+                         f"error, docs/VERIFY.md)")
+    return accum
 
 
 def _parse_device(device: Any) -> Tuple[str, int]:
@@ -174,14 +181,16 @@ class Session:
 
     def kernels(self) -> List[Dict[str, Any]]:
         """The manifest's kernels (filtered for the device): one dict each (index, name, knl_name, tile_m, tile_n,
-        split_k, arch, abi, b_layout, threads, smem_bytes, max_m, priority). Empty on the CPU backend."""
+        split_k, arch, abi, b_layout, threads, smem_bytes, max_m, min_m, priority, accum: the mode the kernel
+        implements). Empty on the CPU backend."""
         return self._s.kernels()
 
     def select(self, m: int, n: int, k: int, accum: str = "exact") -> Dict[str, Any]:
-        """The kernel the policy picks for an m x n x k GEMM (the tuned table, else the heuristic): a dict with
-        kernel (its file name; None on the CPU backend), index, log2_k_split, tuned, launch_k, workspace_bytes."""
-        _check_accum(accum)
-        return self._s.select(int(m), int(n), int(k))
+        """The kernel the policy picks for an m x n x k GEMM in accumulation mode `accum` (the tuned table, else the
+        heuristic): a dict with kernel (its file name; None on the CPU backend), index, log2_k_split, tuned,
+        launch_k, workspace_bytes, accum (the request's mode) and kernel_accum (the chosen kernel's: exact where a
+        promoted request found no promoted kernel for the shape, and on the CPU backend)."""
+        return self._s.select(int(m), int(n), int(k), _check_accum(accum))
 
     def synchronize(self) -> None:
         """Waits for the work issued on the library's own stream (used for jax and other stream-less callers)."""
@@ -285,15 +294,17 @@ class Session:
         """D [M, N] = alpha * A W^T + beta * C with A = (a_q uint8 [M, K/2], a_scales uint8 [M, K/32]) and the
         packed weight w of [N, K]. D is bf16 (torch, jax) or float32 holding the bf16 values exactly (numpy,
         cupy: no bfloat16 dtype there). c: [M, N], bf16 (torch, jax) or float32 (numpy, cupy; rounded to bf16),
-        used only when beta != 0. out: where D goes, of D's dtype and shape, contiguous (not for jax)."""
-        _check_accum(accum)
+        used only when beta != 0. accum: 'exact' or 'promoted' (docs/VERIFY.md). out: where D goes, of D's dtype and
+        shape, contiguous (not for jax)."""
+        mode = _check_accum(accum)
         if not isinstance(w, Weight):
             raise ValueError(f"w: got {ar._type_name(w)}: pass a Weight from f4gemm.pack_weight(q, scales)")
         qa, kind = ar.adopt(a_q, "a_q")
         sa, _ = ar.adopt(a_scales, "a_scales")
-        return self._matmul(qa, sa, kind, w, c, alpha, beta, out)
+        return self._matmul(qa, sa, kind, w, c, alpha, beta, out, mode)
 
-    def _matmul(self, qa: Any, sa: Any, kind: str, w: Weight, c: Any, alpha: Any, beta: Any, out: Any) -> Any:
+    def _matmul(self, qa: Any, sa: Any, kind: str, w: Weight, c: Any, alpha: Any, beta: Any, out: Any,
+                accum: str = "exact") -> Any:
         a = ar.describe(qa, _adopted_kind(qa), "a_q")
         s = ar.describe(sa, _adopted_kind(sa), "a_scales")
         _need_dtype(a, ("uint8",), "packed e2m1 pairs from f4gemm.quantize")
@@ -318,13 +329,13 @@ class Session:
         if w_dev != dev:
             raise ValueError(f"w: the weight is on {w.device} but a_q is on {a.where}: pass operands on one device")
         if dev < 0:
-            return self._matmul_host(a, s, kind, w, c, alpha_f, beta_f, out, m, n)
+            return self._matmul_host(a, s, kind, w, c, alpha_f, beta_f, out, m, n, accum)
         if w._adopted != a.kind:
             raise ValueError(f"w: packed from {w._adopted} arrays, a_q is a {a.kind} array: pack the weight from "
                              f"arrays of the activations' framework")
-        return self._matmul_gpu(a, s, kind, w, c, alpha_f, beta_f, out, m, n, k, dev)
+        return self._matmul_gpu(a, s, kind, w, c, alpha_f, beta_f, out, m, n, k, dev, accum)
 
-    def _matmul_host(self, a, s, kind, w, c, alpha, beta, out, m, n):
+    def _matmul_host(self, a, s, kind, w, c, alpha, beta, out, m, n, accum="exact"):
         out_dtype = "bfloat16" if a.kind == ar.TORCH else "float32"
         c_bits = None
         if c is not None and beta != 0.0:
@@ -340,7 +351,8 @@ class Session:
             o = self._check_out(out, kind, a.kind, out_dtype, m, n, -1)
         wq, ws = w._host_plain()
         bits = self._s.gemm_host(np.ascontiguousarray(ar.to_host(a.obj, a.kind)),
-                                 np.ascontiguousarray(ar.to_host(s.obj, s.kind)), wq, ws, c_bits, alpha, beta)
+                                 np.ascontiguousarray(ar.to_host(s.obj, s.kind)), wq, ws, c_bits, alpha, beta,
+                                 accum)
         if a.kind == ar.TORCH:
             torch = ar._mod("torch")
             d = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
@@ -370,7 +382,7 @@ class Session:
         _need_contiguous(o)
         return o
 
-    def _matmul_gpu(self, a, s, kind, w, c, alpha, beta, out, m, n, k, dev):
+    def _matmul_gpu(self, a, s, kind, w, c, alpha, beta, out, m, n, k, dev, accum="exact"):
         mp, kp = _round_up(m, ROW_PAD), _round_up(k, K_PAD)
         bits_only = a.kind == ar.CUPY  # no bfloat16 dtype: D and C travel as bf16 bits (uint16)
         out_dtype = "float32" if bits_only else "bfloat16"
@@ -421,7 +433,7 @@ class Session:
             else:
                 d = o.obj if o is not None else ar.empty(a.kind, (m, n), "bfloat16", dev)
             self._s.gemm(m, n, k, alpha, beta, a_ptr, s_ptr, ar.ptr(w._buf, w._adopted), c_ptr, ar.ptr(d, a.kind),
-                         stream)
+                         stream, accum)
             if bits_only:
                 wide = ar.bf16_bits_to_f32(d, ar._mod("cupy"))
                 if o is not None:
@@ -489,12 +501,12 @@ def pack_weight(q: Any, scales: Any) -> Weight:
 def matmul(a_q: Any, a_scales: Any, w: Weight, *, c: Any = None, alpha: float = 1.0, beta: float = 0.0,
            accum: str = "exact", out: Any = None) -> Any:
     """Session.matmul on the Session that packed w (its default Session, unless you packed it with your own)."""
-    _check_accum(accum)
+    mode = _check_accum(accum)
     if not isinstance(w, Weight):
         raise ValueError(f"w: got {ar._type_name(w)}: pass a Weight from f4gemm.pack_weight(q, scales)")
     qa, kind = ar.adopt(a_q, "a_q")
     sa, _ = ar.adopt(a_scales, "a_scales")
-    return w.session._matmul(qa, sa, kind, w, c, alpha, beta, out)
+    return w.session._matmul(qa, sa, kind, w, c, alpha, beta, out, mode)
 
 
 def unpack_weight(w: Weight) -> Tuple[Any, Any]:
@@ -566,7 +578,8 @@ def kernels(device: Any = None) -> List[Dict[str, Any]]:
 
 
 def select(m: int, n: int, k: int, accum: str = "exact", device: Any = None) -> Dict[str, Any]:
-    """The kernel choice for m x n x k (Session.select) on the default Session of `device` (without a GPU: the
-    package's manifest with the H200's 132 SMs; without kernels: the CPU backend, kernel None)."""
-    _check_accum(accum)
-    return _planning_session(device).select(int(m), int(n), int(k))
+    """The kernel choice for m x n x k in accumulation mode `accum` (Session.select) on the default Session of
+    `device` (without a GPU: the package's manifest with the H200's 132 SMs; without kernels: the CPU backend,
+    kernel None)."""
+    mode = _check_accum(accum)
+    return _planning_session(device).select(int(m), int(n), int(k), mode)

@@ -152,20 +152,25 @@ public:
             d["threads"] = kc.threads;
             d["smem_bytes"] = kc.smem_bytes;
             d["max_m"] = kc.max_m;
+            d["min_m"] = kc.min_m;
             d["priority"] = kc.priority;
+            d["accum"] = f4gemm::accum_name(kc.accum);
             out.append(d);
         }
         return out;
     }
 
-    nb::dict select(int m, int n, int k) const {
+    nb::dict select(int m, int n, int k, const std::string& accum) const {
         f4gemm::GemmRequest r;
         r.m = m;
         r.n = n;
         r.k = k;
+        r.accum = f4gemm::parse_accum(accum);
         const f4gemm::Choice c = s().select(r);
         nb::dict d;
         d["backend"] = backend();
+        d["accum"] = f4gemm::accum_name(c.accum);                     // the request's mode
+        d["kernel_accum"] = f4gemm::accum_name(s().kernel_accum(c));  // what runs (the CPU: exact)
         if (c.index >= 0) {
             const f4gemm::KernelConfig& kc = s().manifest().kernels[size_t(c.index)];
             d["kernel"] = kc.co_name;
@@ -196,7 +201,7 @@ public:
     }
 
     void gemm(int m, int n, int k, float alpha, float beta, uint64_t a, uint64_t sa, uint64_t w, uint64_t c,
-              uint64_t d, uint64_t stream) {
+              uint64_t d, uint64_t stream, const std::string& accum) {
         if (!s().gpu())
             throw Error(Errc::Unsupported,
                         "GEMMs on device pointers need a GPU session: open it on a CUDA device");
@@ -205,6 +210,7 @@ public:
         r.n = n;
         r.k = k;
         r.has_c = c != 0;
+        r.accum = f4gemm::parse_accum(accum);
         const f4gemm::Choice ch = s().select(r);  // checks the shape
         const size_t idx = size_t(ch.index), ws = ch.plan.workspace_bytes;
         f4gemm::Session::DeviceGemm g;
@@ -220,6 +226,7 @@ public:
         g.d = d;
         g.kernel = ch.index;
         g.log2_k_split = ch.log2_k_split;
+        g.accum = r.accum;
         if (capturing(stream)) {
             for (Tier& t : tiers_)
                 if (t.seen[idx] && ws <= t.ws_high && t.weights.count(w)) {
@@ -254,8 +261,8 @@ public:
 
     // ---- host operands: the CPU backend ----
     nb::ndarray<nb::numpy, uint16_t> gemm_host(const HostU8& a_q, const HostU8& a_s, const HostU8& b_q,
-                                               const HostU8& b_s, nb::object c_bits, float alpha,
-                                               float beta) {
+                                               const HostU8& b_s, nb::object c_bits, float alpha, float beta,
+                                               const std::string& accum) {
         f4gemm::Problem p;
         p.a = host_operand(a_q, a_s, "a_q", "a_scales");
         p.b = host_operand(b_q, b_s, "w (unpacked)", "w scales (unpacked)");
@@ -281,6 +288,8 @@ public:
             r.n = p.n;
             r.k = p.k;
             r.has_c = !p.c.empty();
+            r.accum =
+                f4gemm::parse_accum(accum);  // the CPU backend runs the exact mode's arithmetic for both
             const f4gemm::Choice ch = s().select(r);
             d = s().prepare(ch, p)->run_and_fetch();
         }
@@ -412,15 +421,15 @@ NB_MODULE(_f4gemm, m) {
         .def_prop_ro("tuned_path", &PySession::tuned_path)
         .def_prop_ro("tiers", &PySession::tiers)
         .def("kernels", &PySession::kernels)
-        .def("select", &PySession::select, "m"_a, "n"_a, "k"_a)
+        .def("select", &PySession::select, "m"_a, "n"_a, "k"_a, "accum"_a = "exact")
         .def("quantize", &PySession::quantize, "x"_a, "is_bf16"_a, "m"_a, "k"_a, "ldx"_a, "a_out"_a,
              "a_scale_out"_a, "stream"_a)
         .def("pad_a", &PySession::pad_a, "a"_a, "a_scale"_a, "m"_a, "k"_a, "a_out"_a, "a_scale_out"_a,
              "stream"_a)
         .def("pack_weight", &PySession::pack_weight, "b"_a, "b_scale"_a, "n"_a, "k"_a, "w"_a, "stream"_a)
         .def("gemm", &PySession::gemm, "m"_a, "n"_a, "k"_a, "alpha"_a, "beta"_a, "a"_a, "a_scale"_a, "w"_a,
-             "c"_a, "d"_a, "stream"_a)
+             "c"_a, "d"_a, "stream"_a, "accum"_a = "exact")
         .def("gemm_host", &PySession::gemm_host, "a_q"_a, "a_scales"_a, "b_q"_a, "b_scales"_a,
-             "c_bits"_a.none(), "alpha"_a, "beta"_a)
+             "c_bits"_a.none(), "alpha"_a, "beta"_a, "accum"_a = "exact")
         .def("synchronize", &PySession::synchronize);
 }

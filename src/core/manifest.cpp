@@ -1,7 +1,7 @@
 // The kernel manifest: aiter's f4gemm_bf16_per1x32Fp4.csv parsed by header name, plus our extra
-// columns (arch, threads, smem_bytes, abi, b_layout, scale_layout). Ported from asm_f4gemm's
-// load_configs (f4gemm.hpp); unlike it, a malformed row is an error naming <file>:<line> instead of
-// being skipped silently, and integers must parse fully (atoi accepted "12abc" as 12).
+// columns (arch, threads, smem_bytes, abi, b_layout, scale_layout, max_m, min_m, priority, accum). Ported
+// from asm_f4gemm's load_configs (f4gemm.hpp); unlike it, a malformed row is an error naming <file>:<line>
+// instead of being skipped silently, and integers must parse fully (atoi accepted "12abc" as 12).
 #include "f4gemm/manifest.hpp"
 
 #include <sys/stat.h>
@@ -168,11 +168,22 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 if (!v.empty())
                     kc.max_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
                                          source, line_no);
+            } else if (name == "min_m") {
+                if (!v.empty())
+                    kc.min_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
+                                         source, line_no);
             } else if (name == "priority") {
                 if (!v.empty())
                     kc.priority =
                         parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (lower = preferred)"},
                                   source, line_no);
+            } else if (name == "accum") {
+                if (v.empty()) continue;
+                try {
+                    kc.accum = parse_accum(v);
+                } catch (const Error&) {
+                    fail(source, line_no, "bad accum (got '" + v + "'): use " + std::string(kAccumChoices));
+                }
             } else if (name == "b_layout") {
                 if (v.empty()) continue;
                 try {

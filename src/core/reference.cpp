@@ -179,17 +179,18 @@ std::vector<float> reference_gemm(const float* a, const float* b, size_t m, size
     return out;
 }
 
-std::vector<float> reference_gemm_mx(const MxOperand& a, const MxOperand& b, float alpha, float beta,
-                                     const float* c, int threads) {
-    check_mx_operand(a, "A", a.k);
-    check_mx_operand(b, "B", a.k);
+namespace {
+
+// The exact sums of reference_gemm_mx over plain MXFP4 operands. Per output: the value alpha * sum + beta * C
+// rounded once to float (out_f) and/or kept in double (out_d), and, when out_s is set, S = sum_k |a_k| |b_k|
+// summed exactly the same way and rounded once (the promoted mode's magnitude).
+void mx_reference(const MxOperand& a, const MxOperand& b, float alpha, float beta, const float* c,
+                  int threads, float* out_f, double* out_d, double* out_s) {
     const size_t m = a.rows, n = b.rows, k = a.k;
-    if (m == 0 || n == 0) return {};
     if (beta == 0.f) c = nullptr;
     const std::vector<double> a64 = dequantize_f64(a), b64 = dequantize_f64(b);
-    std::vector<float> out(m * n);
     parallel_rows(m, threads, [&](size_t begin, size_t end) {
-        ExactSum sum[kColsPerPass];
+        ExactSum sum[kColsPerPass], abs_sum[kColsPerPass];
         for (size_t i = begin; i < end; ++i) {
             const double* a_row = a64.data() + i * k;  // (k) float64, dequantized A row i
             for (size_t j = 0; j < n; j += kColsPerPass) {
@@ -198,30 +199,64 @@ std::vector<float> reference_gemm_mx(const MxOperand& a, const MxOperand& b, flo
                 for (size_t t = 0; t < kColsPerPass; ++t) {
                     b_rows[t] = b64.data() + (j + std::min(t, cols - 1)) * k;
                     sum[t].clear();
+                    abs_sum[t].clear();
                 }
                 // The 32 products of one block share one scale pair, so their double sum is exact
-                // (multiples of 2^(ea+eb-256) below 1152 * 2^(ea+eb-254)); blocks then meet in the
-                // exact sum. A NaN scale gives a NaN block, which goes around the exact sum.
+                // (multiples of 2^(ea+eb-256) below 1152 * 2^(ea+eb-254)), and so is the sum of their
+                // magnitudes; blocks then meet in the exact sum. A NaN scale gives a NaN block, which goes
+                // around the exact sum.
                 double nan[kColsPerPass] = {0, 0, 0, 0};
                 for (size_t k0 = 0; k0 < k; k0 += kBlockK) {
-                    double block[kColsPerPass] = {0, 0, 0, 0};
+                    double block[kColsPerPass] = {0, 0, 0, 0}, mag[kColsPerPass] = {0, 0, 0, 0};
                     for (size_t kk = k0; kk < k0 + kBlockK; ++kk) {
                         const double av = a_row[kk];
                         for (size_t t = 0; t < kColsPerPass; ++t) block[t] += av * b_rows[t][kk];
+                        if (out_s)
+                            for (size_t t = 0; t < kColsPerPass; ++t) mag[t] += std::fabs(av * b_rows[t][kk]);
                     }
                     for (size_t t = 0; t < kColsPerPass; ++t) {
-                        if (std::isnan(block[t]))
+                        if (std::isnan(block[t])) {
                             nan[t] = block[t];
-                        else
+                        } else {
                             sum[t].add(block[t]);
+                            if (out_s) abs_sum[t].add(mag[t]);
+                        }
                     }
                 }
-                for (size_t t = 0; t < cols; ++t)
-                    out[i * n + j + t] = epilogue(sum[t].value() + nan[t], alpha, beta, c, i * n + j + t);
+                for (size_t t = 0; t < cols; ++t) {
+                    const size_t idx = i * n + j + t;
+                    const double acc = sum[t].value() + nan[t];
+                    if (out_f) out_f[idx] = epilogue(acc, alpha, beta, c, idx);
+                    if (out_d) out_d[idx] = double(alpha) * acc + (c ? double(beta) * double(c[idx]) : 0.0);
+                    if (out_s) out_s[idx] = abs_sum[t].value() + nan[t];
+                }
             }
         }
     });
+}
+
+}  // namespace
+
+std::vector<float> reference_gemm_mx(const MxOperand& a, const MxOperand& b, float alpha, float beta,
+                                     const float* c, int threads) {
+    check_mx_operand(a, "A", a.k);
+    check_mx_operand(b, "B", a.k);
+    if (a.rows == 0 || b.rows == 0) return {};
+    std::vector<float> out(a.rows * b.rows);
+    mx_reference(a, b, alpha, beta, c, threads, out.data(), nullptr, nullptr);
     return out;
+}
+
+MxReferenceAbs reference_gemm_mx_abs(const MxOperand& a, const MxOperand& b, float alpha, float beta,
+                                     const float* c, int threads) {
+    check_mx_operand(a, "A", a.k);
+    check_mx_operand(b, "B", a.k);
+    MxReferenceAbs r;
+    if (a.rows == 0 || b.rows == 0) return r;
+    r.ref.resize(a.rows * b.rows);
+    r.abs_sum.resize(a.rows * b.rows);
+    mx_reference(a, b, alpha, beta, c, threads, nullptr, r.ref.data(), r.abs_sum.data());
+    return r;
 }
 
 }  // namespace f4gemm

@@ -33,10 +33,10 @@ bool file_exists(const std::string& p) {
 
 }  // namespace
 
-const TunedEntry* TunedTable::find(int cu_num, int m, int n, int k) const {
+const TunedEntry* TunedTable::find(int cu_num, int m, int n, int k, Accum accum) const {
     const TunedEntry* hit = nullptr;
     for (const TunedEntry& e : entries)
-        if (e.cu_num == cu_num && e.m == m && e.n == n && e.k == k) hit = &e;
+        if (e.cu_num == cu_num && e.m == m && e.n == n && e.k == k && e.accum == accum) hit = &e;
     return hit;
 }
 
@@ -85,6 +85,16 @@ TunedTable parse_tuned(const std::string& text, const std::string& source) {
         e.log2_k_split = int_at("splitK");
         e.kernel = cells[col["kernelName"]];
         if (e.kernel.empty()) fail("empty kernelName");
+        if (col.count("accum")) {  // absent: a table from before the mode, every row exact
+            const std::string& a = cells[col["accum"]];
+            if (!a.empty()) {
+                try {
+                    e.accum = parse_accum(a);
+                } catch (const Error&) {
+                    fail("column accum is not " + std::string(kAccumChoices) + " (got '" + a + "')");
+                }
+            }
+        }
         e.us = num_at("us");
         e.tflops = num_at("tflops");
         t.entries.push_back(e);
@@ -112,8 +122,8 @@ std::string format_tuned(const TunedTable& t) {
     std::ostringstream s;
     s << kTunedHeader << "\n";
     for (const TunedEntry& e : t.entries)
-        s << e.cu_num << "," << e.m << "," << e.n << "," << e.k << "," << e.kernel << "," << e.log2_k_split
-          << "," << e.us << "," << e.tflops << "\n";
+        s << e.cu_num << "," << e.m << "," << e.n << "," << e.k << "," << accum_name(e.accum) << ","
+          << e.kernel << "," << e.log2_k_split << "," << e.us << "," << e.tflops << "\n";
     return s.str();
 }
 

@@ -112,7 +112,99 @@ VerifyResult verify_impl(GotAt got_at, const float* ref, size_t m, size_t n, con
     return r;
 }
 
+// The promoted mode's judge (verify_promoted_*), got_at as above.
+template <class GotAt>
+VerifyResult verify_promoted_impl(GotAt got_at, const double* ref, const double* abs_sum, size_t m, size_t n,
+                                  double alpha, double cw) {
+    VerifyResult r;
+    r.total = m * n;
+    r.promoted = true;
+    r.cw = cw;
+    for (size_t i = 0; i < m * n; ++i)
+        if (std::isfinite(ref[i])) r.max_ref = std::max(r.max_ref, std::fabs(ref[i]));
+    r.atol = 2e-4 * r.max_ref;  // for max_rel_err only, as the exact mode's default
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    const double rel = std::ldexp(1.0, -8);
+    const double overflow = std::ldexp(2.0 - std::ldexp(1.0, -8), 127);  // rounds to bf16 Inf from here up
+    const double scale = std::fabs(alpha);
+    for (size_t mi = 0; mi < m; ++mi) {
+        for (size_t ni = 0; ni < n; ++ni) {
+            const float g = got_at(mi, ni);
+            const double w = ref[mi * n + ni];
+            const double sw = scale * abs_sum[mi * n + ni];
+            bool bad = false;
+            if (std::isnan(g)) ++r.nan_outputs;
+            if (std::isnan(g) || std::isnan(w)) {
+                bad = !(std::isnan(g) && std::isnan(w));  // as the exact mode: NaN on both sides or neither
+            } else if (std::isinf(g) || std::isinf(w)) {
+                if (double(g) == w) {
+                    bad = false;  // same infinity
+                } else if (std::isinf(g) && std::isfinite(w) && std::signbit(g) == std::signbit(w) &&
+                           std::fabs(w) + rel * std::fabs(w) + cw * sw >= overflow) {
+                    bad = false;  // the bound reaches past bf16's largest finite value: a correct overflow
+                } else {
+                    bad = true;
+                    r.max_abs_err = kInf;
+                    if (std::isfinite(w) && std::fabs(w) > r.atol) r.max_rel_err = kInf;
+                }
+            } else {
+                const double aw = std::fabs(w);
+                const double d = std::fabs(double(g) - w);
+                r.max_abs_err = std::max(r.max_abs_err, d);
+                if (aw > r.atol) r.max_rel_err = std::max(r.max_rel_err, d / std::max(aw, 1e-30));
+                const double excess = d - rel * aw;  // what the bf16 output rounding does not explain
+                if (sw > 0 && std::isfinite(sw))
+                    r.observed_c = std::max(r.observed_c, std::max(0.0, excess) / sw);
+                bad = excess > cw * sw;
+            }
+            if (bad) {
+                if (!r.has_first) {
+                    r.has_first = true;
+                    r.first_m = mi;
+                    r.first_n = ni;
+                    r.first_got = g;
+                    r.first_want = float(w);
+                }
+                ++r.mismatches;
+            }
+        }
+    }
+    return r;
+}
+
+void check_promoted_args(const void* got, const double* ref, const double* abs_sum, size_t m, size_t n,
+                         double alpha, double cw, const char* fn) {
+    if (m > 0 && n > 0 && (!got || !ref || !abs_sum))
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": " +
+                                               (!got   ? "got"
+                                                : !ref ? "ref"
+                                                       : "abs_sum") +
+                                               " is null (got nullptr): pass the [m, n] arrays");
+    if (!(cw >= 0) || std::isinf(cw) || !std::isfinite(alpha))
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": bound (got cw=" + std::to_string(cw) +
+                                               ", alpha=" + std::to_string(alpha) +
+                                               "): cw must be finite and >= 0 and alpha finite");
+}
+
 }  // namespace
+
+VerifyResult verify_promoted_bf16(const uint16_t* got, size_t ld, const double* ref, const double* abs_sum,
+                                  size_t m, size_t n, double alpha, double cw) {
+    check_promoted_args(got, ref, abs_sum, m, n, alpha, cw, "verify_promoted_bf16");
+    if (m > 0 && n > 0 && ld < n)
+        throw Error(Errc::InvalidArgument, "verify_promoted_bf16: row stride ld (got " + std::to_string(ld) +
+                                               ") is smaller than n (" + std::to_string(n) +
+                                               "): pass ld >= n");
+    return verify_promoted_impl([&](size_t i, size_t j) { return widen_bf16(got[i * ld + j]); }, ref, abs_sum,
+                                m, n, alpha, cw);
+}
+
+VerifyResult verify_promoted_f32(const float* got, const double* ref, const double* abs_sum, size_t m,
+                                 size_t n, double alpha, double cw) {
+    check_promoted_args(got, ref, abs_sum, m, n, alpha, cw, "verify_promoted_f32");
+    return verify_promoted_impl([&](size_t i, size_t j) { return got[i * n + j]; }, ref, abs_sum, m, n, alpha,
+                                cw);
+}
 
 VerifyResult verify_bf16(const uint16_t* got, size_t ld, const float* ref, size_t m, size_t n,
                          const Tolerance& tol) {

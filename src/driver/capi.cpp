@@ -44,6 +44,15 @@ const f4gemm::KernelConfig& kernel_at(const f4gemm_handle* h, int i) {
     return m.kernels[size_t(i)];
 }
 
+// The F4GEMM_ACCUM_* value of the C API as the library's mode; another value is an error naming both.
+f4gemm::Accum accum_of(int accum) {
+    if (accum == F4GEMM_ACCUM_EXACT) return f4gemm::Accum::Exact;
+    if (accum == F4GEMM_ACCUM_PROMOTED) return f4gemm::Accum::Promoted;
+    throw f4gemm::Error(f4gemm::Errc::InvalidArgument,
+                        "accum " + std::to_string(accum) +
+                            ": unknown mode: pass F4GEMM_ACCUM_EXACT (0) or F4GEMM_ACCUM_PROMOTED (1)");
+}
+
 }  // namespace
 
 extern "C" {
@@ -87,6 +96,18 @@ const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i) {
     return f4gemm::to_string(h->session->manifest().kernels[size_t(i)].b_layout);
 }
 
+double f4gemm_promoted_cw(size_t k_launch) {
+    return f4gemm::promoted_cw(k_launch);
+}
+
+int f4gemm_kernel_accum(const f4gemm_handle* h, int i) {
+    int mode = -1;
+    guarded([&] {
+        mode = kernel_at(h, i).accum == f4gemm::Accum::Promoted ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT;
+    });
+    return mode;
+}
+
 int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, int* split_k) {
     return guarded([&] {
         const f4gemm::KernelConfig& kc = kernel_at(h, i);
@@ -100,7 +121,8 @@ int f4gemm_num_sms(const f4gemm_handle* h) {
     return h && h->session ? h->session->num_cu() : 0;
 }
 
-int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel, int* log2_k_split) {
+int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int accum, int* kernel,
+                  int* log2_k_split) {
     return guarded([&] {
         f4gemm::Session& s = session(h);
         if (!kernel || !log2_k_split)
@@ -110,6 +132,7 @@ int f4gemm_select(f4gemm_handle* h, int m, int n, int k, int splitk, int* kernel
         r.n = n;
         r.k = k;
         r.splitk = splitk;
+        r.accum = accum_of(accum);
         const f4gemm::Choice c = s.select(r);
         *kernel = c.index;
         *log2_k_split = c.log2_k_split;
@@ -147,10 +170,13 @@ int f4gemm_pack_weight(f4gemm_handle* h, uint64_t b, uint64_t b_scale, int n, in
     return guarded([&] { session(h).pack_weight(b, b_scale, n, k, w, stream); });
 }
 
-int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, int k, float alpha, float beta,
-                uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d, uint64_t stream) {
+int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int accum, int m, int n, int k, float alpha,
+                float beta, uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d,
+                uint64_t stream) {
     return guarded([&] {
+        f4gemm::Session& s = session(h);
         f4gemm::Session::DeviceGemm g;
+        g.accum = accum_of(accum);
         g.m = m;
         g.n = n;
         g.k = k;
@@ -163,7 +189,7 @@ int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int m, int n, in
         g.d = d;
         g.kernel = kernel;
         g.log2_k_split = log2_k_split;
-        session(h).gemm(g, stream);
+        s.gemm(g, stream);
     });
 }
 

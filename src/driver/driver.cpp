@@ -209,6 +209,31 @@ std::vector<float> reference_for(const Problem& p) {
     return reference_gemm_mx(p.a, p.b, p.alpha, p.beta, c.empty() ? nullptr : c.data());
 }
 
+MxReferenceAbs reference_abs_for(const Problem& p) {
+    std::vector<float> c;
+    if (!p.c.empty()) {
+        c.resize(p.c.size());
+        for (size_t i = 0; i < c.size(); ++i) c[i] = bf16_to_float(p.c[i]);
+    }
+    return reference_gemm_mx_abs(p.a, p.b, p.alpha, p.beta, c.empty() ? nullptr : c.data());
+}
+
+VerifyResult verify_result(const Problem& p, const std::vector<uint16_t>& d, Accum accum, int launch_k,
+                           bool bf16_split_reduction) {
+    const size_t m = size_t(p.m), n = size_t(p.n);
+    if (d.size() != m * n)
+        throw Error(Errc::InvalidArgument, "verify_result: d has " + std::to_string(d.size()) +
+                                               " elements, the problem's D has " + std::to_string(m * n) +
+                                               ": pass the bf16 [M, N] result");
+    if (accum == Accum::Promoted) {
+        const MxReferenceAbs r = reference_abs_for(p);
+        return verify_promoted_bf16(d.data(), n, r.ref.data(), r.abs_sum.data(), m, n, p.alpha,
+                                    promoted_cw(size_t(launch_k)));
+    }
+    const std::vector<float> ref = reference_for(p);
+    return verify_bf16(d.data(), n, ref.data(), m, n, default_tolerance(bf16_split_reduction));
+}
+
 // ---- GPU ---------------------------------------------------------------------------------------
 
 Launcher::Launcher(Device& dev, Manifest manifest)

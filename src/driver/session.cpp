@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
@@ -22,66 +23,49 @@ namespace f4gemm {
 
 // ---- the kernel-choice policy ------------------------------------------------------------------
 
-Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
-                 const TunedTable* tuned) {
-    Selection s;
-    if (!kernel.empty()) {
-        s.index = find_kernel(m, kernel);
-        if (s.index < 0)
-            throw Error(Errc::NotFound,
-                        "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
-        s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
-        return s;
-    }
-    if (tuned && q.log2_k_split == 0) {
-        if (const TunedEntry* e = tuned->find(q.num_cu, q.m, q.n, q.k)) {
-            const int idx = find_kernel(m, e->kernel);
-            if (idx >= 0) {
-                s.index = idx;
-                s.log2_k_split = m.kernels[size_t(idx)].split_k ? e->log2_k_split : 0;
-                s.tuned = true;
-                return s;
-            }
-        }
-    }
-    // Our sm_90a kernels: before aiter's rule, drop tiles taller than the smallest tile that covers
-    // M in one row of tiles. aiter's rule counts rounds and then prefers the larger compute/memory
-    // ratio, so for M = 1..16 it picked the 128-row tile, measured 2x slower than the 16-row decode
-    // tile (docs/PERF.md entry 5). aiter manifests are left to the exact port.
+namespace {
+
+// One pass of our sm_90a filters and aiter's rule over the kernels `in_pool` admits (the others are not
+// visited), `cover` the smallest tile_M covering M (0: none). Appends each candidate's step to `steps` (with
+// explain) and returns the pick (manifest index, -1 when none) and its split.
+HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
+                            const std::function<bool(const KernelConfig&)>& in_pool,
+                            std::vector<HeuristicStep>& steps) {
     std::vector<int> keep;  // manifest indices that stay candidates
-    std::vector<HeuristicStep> dropped;
-    const bool ours =
-        !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(),
-                                          [](const KernelConfig& kc) { return kc.abi != KernelAbi::Aiter; });
-    // A kernel with max_m (manifest column) is offered only up to that M: listed before its same-tile
-    // twin, it wins the twin rule below for M <= max_m and steps aside above (docs/HEURISTIC.md).
+    // A kernel with max_m (manifest column) is offered only up to that M: listed before its same-tile twin,
+    // it wins the twin rule below for M <= max_m and steps aside above (docs/HEURISTIC.md); one with min_m
+    // only from that M on.
     const auto over_max_m = [&](const KernelConfig& kc) { return ours && kc.max_m > 0 && q.m > kc.max_m; };
-    int cover = 0;  // smallest tile_M >= M, 0 if none
-    if (ours)
-        for (const KernelConfig& kc : m.kernels)
-            if (!over_max_m(kc) && kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover)) cover = kc.tile_m;
+    const auto under_min_m = [&](const KernelConfig& kc) { return ours && kc.min_m > 0 && q.m < kc.min_m; };
     Manifest candidates = m;
     candidates.kernels.clear();
     // Candidates in priority order (the manifest's priority column, then row order): the twin rule below
     // keeps the first of two kernels covering the same tile width, and aiter's rule breaks exact ties by
     // the order it is given.
-    std::vector<size_t> order(m.kernels.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::vector<size_t> order;
+    for (size_t i = 0; i < m.kernels.size(); ++i)
+        if (in_pool(m.kernels[i])) order.push_back(i);
     if (ours)
         std::stable_sort(order.begin(), order.end(),
                          [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
     for (const size_t i : order) {
         if (over_max_m(m.kernels[i])) {
-            dropped.push_back(
+            steps.push_back(
                 {int(i), 0, false,
                  "skip: max_m " + std::to_string(m.kernels[i].max_m) + " < M (f4gemm sm_90a policy)"});
             continue;
         }
+        if (under_min_m(m.kernels[i])) {
+            steps.push_back(
+                {int(i), 0, false,
+                 "skip: min_m " + std::to_string(m.kernels[i].min_m) + " > M (f4gemm sm_90a policy)"});
+            continue;
+        }
         if (cover && m.kernels[i].tile_m > cover) {
-            dropped.push_back({int(i), 0, false,
-                               "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " +
-                                   std::to_string(cover) +
-                                   ", the smallest tile covering M (f4gemm sm_90a policy)"});
+            steps.push_back({int(i), 0, false,
+                             "skip: tile_M " + std::to_string(m.kernels[i].tile_m) + " > " +
+                                 std::to_string(cover) +
+                                 ", the smallest tile covering M (f4gemm sm_90a policy)"});
             continue;
         }
         // Variants of one tile (pre-pass vs on-the-fly, bit-plane vs plain B): aiter's rule sees exact
@@ -101,7 +85,7 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
             if (twin != keep.end()) {
                 const KernelConfig& o = m.kernels[size_t(*twin)];
                 const bool same_tile = o.tile_n == kc.tile_n;
-                dropped.push_back(
+                steps.push_back(
                     {int(i), 0, false,
                      (same_tile
                           ? "skip: same tile as " + o.co_name
@@ -116,13 +100,120 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
         keep.push_back(int(i));
         candidates.kernels.push_back(m.kernels[i]);
     }
-    s.heuristic = select_kernel(candidates, q, explain);
-    for (HeuristicStep& st : s.heuristic.steps) st.index = keep[size_t(st.index)];
-    s.heuristic.steps.insert(s.heuristic.steps.begin(), dropped.begin(), dropped.end());
-    s.index = s.heuristic.index >= 0 ? keep[size_t(s.heuristic.index)] : -1;
-    s.heuristic.index = s.index;
-    if (!explain) s.heuristic.steps.clear();
+    HeuristicResult h = select_kernel(candidates, q, explain);
+    for (HeuristicStep& st : h.steps) {
+        st.index = keep[size_t(st.index)];
+        steps.push_back(std::move(st));
+    }
+    h.steps.clear();
+    h.index = h.index >= 0 ? keep[size_t(h.index)] : -1;
+    return h;
+}
+
+}  // namespace
+
+Selection select(const Manifest& m, const std::string& kernel, const HeuristicQuery& q, bool explain,
+                 const TunedTable* tuned, Accum accum) {
+    Selection s;
+    if (!kernel.empty()) {
+        s.index = find_kernel(m, kernel);
+        if (s.index < 0)
+            throw Error(Errc::NotFound,
+                        "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
+        if (!accum_allows(accum, m.kernels[size_t(s.index)].accum))
+            throw Error(
+                Errc::InvalidArgument,
+                "kernel " + kernel +
+                    " implements promoted accumulation; pass --accum promoted or choose an exact kernel");
+        s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
+        return s;
+    }
+    std::vector<HeuristicStep> steps;
+    if (tuned && q.log2_k_split == 0) {
+        const TunedEntry* e = tuned->find(q.num_cu, q.m, q.n, q.k, accum);
+        // A promoted request that no promoted kernel is offered for (M outside every promoted kernel's min_m
+        // and max_m) is served by the exact kernels, so the exact mode's tuned row serves it too.
+        const bool promoted_offered =
+            std::any_of(m.kernels.begin(), m.kernels.end(), [&](const KernelConfig& kc) {
+                return kc.accum == Accum::Promoted && !(kc.max_m > 0 && q.m > kc.max_m) &&
+                       !(kc.min_m > 0 && q.m < kc.min_m);
+            });
+        if (!e && accum == Accum::Promoted && !promoted_offered)
+            e = tuned->find(q.num_cu, q.m, q.n, q.k, Accum::Exact);
+        if (e) {
+            const int idx = find_kernel(m, e->kernel);
+            if (idx >= 0 && accum_allows(accum, m.kernels[size_t(idx)].accum)) {
+                s.index = idx;
+                s.log2_k_split = m.kernels[size_t(idx)].split_k ? e->log2_k_split : 0;
+                s.tuned = true;
+                return s;
+            }
+            if (idx >= 0)
+                steps.push_back({idx, 0, false,
+                                 "skip tuned row (" + tuned->path + "): the kernel implements " +
+                                     accum_name(m.kernels[size_t(idx)].accum) +
+                                     " accumulation, the request is " + accum_name(accum) +
+                                     " (f4gemm accum policy)"});
+        }
+    }
+    // Our sm_90a kernels: before aiter's rule, drop tiles taller than the smallest tile that covers
+    // M in one row of tiles. aiter's rule counts rounds and then prefers the larger compute/memory
+    // ratio, so for M = 1..16 it picked the 128-row tile, measured 2x slower than the 16-row decode
+    // tile (docs/PERF.md entry 5). aiter manifests are left to the exact port.
+    const bool ours =
+        !m.kernels.empty() && std::all_of(m.kernels.begin(), m.kernels.end(),
+                                          [](const KernelConfig& kc) { return kc.abi != KernelAbi::Aiter; });
+    using Pool = std::function<bool(const KernelConfig&)>;
+    const Pool exact = [](const KernelConfig& kc) { return kc.accum == Accum::Exact; };
+    const Pool promoted = [](const KernelConfig& kc) { return kc.accum == Accum::Promoted; };
+    const Pool any = [](const KernelConfig&) { return true; };
+    // The smallest tile_M >= M among the kernels `pool` admits that max_m and min_m offer (0: none).
+    const auto cover_of = [&](const Pool& pool) {
+        int cover = 0;
+        if (ours)
+            for (const KernelConfig& kc : m.kernels)
+                if (pool(kc) && !(kc.max_m > 0 && q.m > kc.max_m) && !(kc.min_m > 0 && q.m < kc.min_m) &&
+                    kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover))
+                    cover = kc.tile_m;
+        return cover;
+    };
+    const bool has_exact = std::any_of(m.kernels.begin(), m.kernels.end(), exact);
+    const bool has_promoted = std::any_of(m.kernels.begin(), m.kernels.end(), promoted);
+    if (accum == Accum::Exact) {
+        if (!has_exact)
+            throw Error(Errc::NotFound, "the manifest " + m.path +
+                                            " offers only promoted kernels: pass --accum promoted, or point "
+                                            "--co-dir at a manifest with exact kernels");
+        for (size_t i = 0; i < m.kernels.size(); ++i)
+            if (!exact(m.kernels[i]))
+                steps.push_back({int(i), 0, false,
+                                 "skip: implements promoted accumulation, the request is exact (f4gemm accum "
+                                 "policy; --accum promoted allows it)"});
+        s.heuristic = policy_pass(m, q, explain, ours, cover_of(exact), exact, steps);
+    } else if (!has_promoted) {
+        steps.push_back(
+            {-1, 0, false,
+             "promoted request: the manifest has no promoted kernel, the exact kernels serve it (a "
+             "stricter contract, within the promoted bound)"});
+        s.heuristic = policy_pass(m, q, explain, ours, cover_of(exact), exact, steps);
+    } else {
+        // The promoted kernels first, offered where their tile is the smallest covering M among all kernels
+        // (a taller tile than needed gains nothing); then, when none is offered, the exact kernels.
+        steps.push_back({-1, 0, false, "promoted request: the promoted kernels are considered first"});
+        s.heuristic = policy_pass(m, q, explain, ours, cover_of(any), promoted, steps);
+        if (s.heuristic.index < 0) {
+            steps.push_back(
+                {-1, 0, false,
+                 "fallback: no promoted kernel is offered for M=" + std::to_string(q.m) +
+                     " N=" + std::to_string(q.n) + " K=" + std::to_string(q.k) +
+                     "; the exact kernels serve the promoted request (a stricter contract, within the "
+                     "promoted bound)"});
+            s.heuristic = policy_pass(m, q, explain, ours, cover_of(exact), exact, steps);
+        }
+    }
+    s.index = s.heuristic.index;
     s.log2_k_split = s.heuristic.log2_k_split;
+    if (explain) s.heuristic.steps = std::move(steps);
     if (s.index < 0)
         throw Error(Errc::NotFound,
                     "heuristic found no kernel for this shape: force one with --kernel or check "
@@ -238,12 +329,18 @@ Choice Session::select(const GemmRequest& r) const {
     c.num_cu = num_cu_;
     c.splitk = r.splitk;
     c.launch_k = r.k;
+    c.accum = r.accum;
     if (!gpu() && manifest_.kernels.empty()) {  // the CPU backend: no kernel to choose
         if (r.splitk < -1 || r.splitk > 4)
             throw Error(
                 Errc::InvalidArgument,
                 fmt::format("--splitk must be -1..4 (got {}): log2 of the split, -1 = heuristic", r.splitk));
         c.log2_k_split = std::max(r.splitk, 0);
+        if (r.explain)
+            c.steps.push_back({-1, 0, true,
+                               fmt::format("cpu backend: no kernel to choose; it runs the exact mode (exact "
+                                           "32-element blocks, fp32 across them) for every request{}",
+                                           r.accum == Accum::Promoted ? ", within the promoted bound" : "")});
         return c;
     }
     HeuristicQuery q;
@@ -254,7 +351,7 @@ Choice Session::select(const GemmRequest& r) const {
     q.log2_k_split = r.splitk;
     q.bpreshuffle = r.bpreshuffle >= 0 ? r.bpreshuffle : default_bpreshuffle(manifest_);
     c.bpreshuffle = q.bpreshuffle;
-    const Selection s = f4gemm::select(manifest_, r.kernel, q, r.explain, &tuned_);
+    const Selection s = f4gemm::select(manifest_, r.kernel, q, r.explain, &tuned_, r.accum);
     c.index = s.index;
     c.log2_k_split = s.log2_k_split;
     c.tuned = s.tuned;
@@ -269,6 +366,12 @@ Choice Session::select(const GemmRequest& r) const {
     c.launch_k = kernel_k(kc, r.k);
     c.plan = make_launch_plan(kc, r.m, r.n, c.launch_k, c.log2_k_split, r.has_c);
     return c;
+}
+
+Accum Session::kernel_accum(const Choice& c) const {
+    if (c.index < 0 || c.index >= int(manifest_.kernels.size()))
+        return Accum::Exact;  // the CPU computes exactly
+    return manifest_.kernels[size_t(c.index)].accum;
 }
 
 std::unique_ptr<Job> Session::prepare(const Choice& c, const Problem& p) {
@@ -483,6 +586,7 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
     r.n = g.n;
     r.k = g.k;
     r.has_c = g.c != 0;
+    r.accum = g.accum;
     Choice c;
     if (g.kernel < 0) {
         c = select(r);
@@ -492,7 +596,14 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
             throw Error(Errc::InvalidArgument,
                         fmt::format("kernel index {} out of range: the manifest has {} kernels", g.kernel,
                                     manifest_.kernels.size()));
+        if (!accum_allows(g.accum, manifest_.kernels[size_t(g.kernel)].accum))
+            throw Error(
+                Errc::InvalidArgument,
+                fmt::format("kernel {} implements promoted accumulation; pass --accum promoted or choose "
+                            "an exact kernel",
+                            manifest_.kernels[size_t(g.kernel)].co_name));
         c.index = g.kernel;
+        c.accum = g.accum;
         c.log2_k_split = g.log2_k_split;
         const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
         c.launch_k = kernel_k(kc, g.k);
@@ -538,11 +649,20 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
     Launcher& launcher = *launcher_;
     const Manifest& man = manifest_;
     const int sms = dev_->props().num_cu;
-    log(fmt::format(
-        "tuning {} shapes over {} kernels on {} ({} SMs); timing: {}, candidates alternated in each of "
-        "{} repetitions",
-        o.shapes.size(), man.kernels.size(), dev_->props().name, sms,
-        o.timing == Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
+    // The kernels the mode allows: exact tunes the exact kernels, promoted every kernel (an exact one meets
+    // the promoted bound). The table's rows carry the mode.
+    size_t allowed = 0;
+    for (const KernelConfig& kc : man.kernels) allowed += accum_allows(o.accum, kc.accum);
+    if (!allowed)
+        throw Error(Errc::NotFound,
+                    fmt::format("the manifest {} has no kernel for --accum {}: pass --accum promoted",
+                                man.path, accum_name(o.accum)));
+    log(
+        fmt::format("tuning {} shapes over {} kernels (accum {}) on {} ({} SMs); timing: {}, candidates "
+                    "alternated in each "
+                    "of {} repetitions",
+                    o.shapes.size(), allowed, accum_name(o.accum), dev_->props().name, sms,
+                    o.timing == Timing::Graph ? "CUDA graph replays" : "host launch loops", o.reps));
     TunedTable table;
     // Every candidate of a shape uploads the same problems: pack each operand image once per layout.
     launcher.set_image_cache(true);
@@ -566,7 +686,10 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
                 "  {}x{}x{}: too large for the CPU reference here, candidates not verified (bench/ "
                 "verifies on the GPU)",
                 m, n, k));
-        const std::vector<float> ref = verify ? reference_for(problems[0]) : std::vector<float>{};
+        // The float64 references, each computed once per shape when a candidate needs it: exact kernels are
+        // judged by the exact contract, promoted ones by the promoted bound (their own contract).
+        std::vector<float> ref;
+        MxReferenceAbs ref_abs;
         struct ClearImages {
             Launcher& l;
             ~ClearImages() { l.clear_image_cache(); }  // before `problems` (the cache's keys) goes away
@@ -580,6 +703,7 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
         std::vector<Candidate> cands;
         for (size_t i = 0; i < man.kernels.size(); ++i) {
             const KernelConfig& kc = man.kernels[i];
+            if (!accum_allows(o.accum, kc.accum)) continue;                        // not for this mode
             if (kc.b_layout != BLayout::Frag16S && (k % 256 || n % 16)) continue;  // plain-B kernels
             const int kk = kernel_k(kc, k);
             for (int l = 0; l <= (kc.split_k ? 4 : 0); ++l) {
@@ -589,10 +713,20 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
                 GpuGemm g(launcher, int(i), l, problems[0]);
                 if (verify) {
                     const std::vector<uint16_t> d = g.run_and_fetch();
-                    const VerifyResult v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n),
-                                                       default_tolerance(false));
+                    VerifyResult v;
+                    if (kc.accum == Accum::Promoted) {
+                        if (ref_abs.ref.empty()) ref_abs = reference_abs_for(problems[0]);
+                        v = verify_promoted_bf16(d.data(), size_t(n), ref_abs.ref.data(),
+                                                 ref_abs.abs_sum.data(), size_t(m), size_t(n),
+                                                 problems[0].alpha, promoted_cw(size_t(kk)));
+                    } else {
+                        if (ref.empty()) ref = reference_for(problems[0]);
+                        v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n),
+                                        default_tolerance(false));
+                    }
                     if (!v.passed()) {
-                        log(fmt::format("  {:<40} split {}: FAILED verification, skipped", kc.co_name, l));
+                        log(fmt::format("  {:<40} split {}: FAILED verification ({}), skipped", kc.co_name, l,
+                                        accum_name(kc.accum)));
                         continue;
                     }
                 }
@@ -635,11 +769,12 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
             log(fmt::format("  {}x{}x{} {:<40} split {}: {:9.2f} us {:8.1f} TF/s (spread {:.1f}%, {} sets)",
                             m, n, k, kc.co_name, x.c->l, us, tf, 100.0 * (x.t.back() - x.t.front()) / us,
                             x.g->sets()));
-            if (us < best.us) best = TunedEntry{sms, m, n, k, kc.co_name, x.c->l, us, tf};
+            if (us < best.us) best = TunedEntry{sms, m, n, k, o.accum, kc.co_name, x.c->l, us, tf};
         }
-        log(fmt::format("best {}x{}x{}: {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n,
-                        k, best.kernel, best.log2_k_split, best.us, launcher.image_cache_size(),
-                        launcher.image_cache_hits()));
+        log(fmt::format(
+            "best {}x{}x{} (accum {}): {} split {} ({:.2f} us); operand images packed {}, reused {}", m, n, k,
+            accum_name(o.accum), best.kernel, best.log2_k_split, best.us, launcher.image_cache_size(),
+            launcher.image_cache_hits()));
         table.entries.push_back(best);
     }
     return table;

@@ -34,16 +34,24 @@ TEST(CApi, NullHandlesAreHarmless) {
     EXPECT_EQ(f4gemm_num_sms(nullptr), 0);
     EXPECT_EQ(f4gemm_kernel_name(nullptr, 0), nullptr);
     EXPECT_EQ(f4gemm_kernel_b_layout(nullptr, 0), nullptr);
+    EXPECT_EQ(f4gemm_kernel_accum(nullptr, 0), -1);
+    EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
     int tm = 0, tn = 0, sk = 0;
     EXPECT_NE(f4gemm_kernel_info(nullptr, 0, &tm, &tn, &sk), 0);
     int kern = 0, l2 = 0;
-    EXPECT_NE(f4gemm_select(nullptr, 16, 256, 256, 0, &kern, &l2), 0);
+    EXPECT_NE(f4gemm_select(nullptr, 16, 256, 256, 0, F4GEMM_ACCUM_EXACT, &kern, &l2), 0);
     EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
-    EXPECT_NE(f4gemm_gemm(nullptr, -1, 0, 16, 256, 256, 1.f, 0.f, 0, 0, 0, 0, 0, 0), 0);
+    EXPECT_NE(f4gemm_gemm(nullptr, -1, 0, F4GEMM_ACCUM_PROMOTED, 16, 256, 256, 1.f, 0.f, 0, 0, 0, 0, 0, 0),
+              0);
     EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
     EXPECT_NE(f4gemm_pack_weight(nullptr, 1, 1, 256, 256, 1, 0), 0);
     EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
     EXPECT_EQ(f4gemm_weight_bytes(nullptr, 256, 256), 0u);
     EXPECT_NE(f4gemm_operand_bytes(nullptr, 16, 256, nullptr, nullptr), 0);
     f4gemm_close(nullptr);
+}
+
+TEST(CApi, AccumModesAreTheLibrarysCodes) {
+    EXPECT_EQ(F4GEMM_ACCUM_EXACT, 0);
+    EXPECT_EQ(F4GEMM_ACCUM_PROMOTED, 1);
 }

@@ -4,6 +4,7 @@
 // arguments get one line naming the value and the fix, and nothing is launched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -90,7 +91,7 @@ void gemm_case(int m, int n, int k, DataKind kind, uint32_t seed) {
     EXPECT_EQ(da.get(), a.data) << "f4gemm_pad_a data at " << m << "x" << k;
     EXPECT_EQ(dsa.get(), a.scales) << "f4gemm_pad_a scales at " << m << "x" << k;
     env()->dev->memset(dd.p, 0xFF, dd.n);  // poison: every output must be written
-    ASSERT_EQ(f4gemm_gemm(h, -1, 0, m, n, k, 1.f, 0.f, da.p, dsa.p, w.p, 0, dd.p, 0), 0)
+    ASSERT_EQ(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, m, n, k, 1.f, 0.f, da.p, dsa.p, w.p, 0, dd.p, 0), 0)
         << f4gemm_last_error();
     const std::vector<uint8_t> raw = dd.get();
     std::vector<uint16_t> d(size_t(m) * size_t(n));
@@ -102,7 +103,7 @@ void gemm_case(int m, int n, int k, DataKind kind, uint32_t seed) {
                             << " mismatches " << v.mismatches;
     EXPECT_LE(v.max_rel_err, 1.0 / 256) << m << "x" << n << "x" << k;
     int kern = -1, l2 = 0;
-    ASSERT_EQ(f4gemm_select(h, m, n, k, 0, &kern, &l2), 0);
+    ASSERT_EQ(f4gemm_select(h, m, n, k, 0, F4GEMM_ACCUM_EXACT, &kern, &l2), 0);
     std::printf("C API %dx%dx%d (%s): %s, max_rel_err %.6f, W %zu bytes\n", m, n, k, to_string(kind),
                 f4gemm_kernel_name(h, kern), v.max_rel_err, wb);
 }
@@ -141,28 +142,45 @@ TEST(CApiGpu, BadArgumentsAreOneLineAndLaunchNothing) {
     ASSERT_EQ(f4gemm_operand_bytes(h, 16, k, &ab, &asb), 0);
     Buf a(ab), sa(asb), d(16 * n * 2);
     // W packed for 512 x 512, used as 256 x 512 and 512 x 256: refused, naming both shapes.
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, 256, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, 256, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("packed for N=512 K=512, this GEMM has N=256 K=512"),
               std::string::npos)
         << f4gemm_last_error();
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, 256, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, 0, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, n, 256, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, n, k, 1.f, 0.f, a.p, sa.p, 0, 0, d.p, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("w is a null device pointer"), std::string::npos);
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 1.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, n, k, 1.f, 1.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("beta != 0 needs C"), std::string::npos);
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, 100, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, n, 100, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("K must be a positive multiple of 32 (got 100)"),
               std::string::npos);
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 0, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 0, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("M must be positive (got 0)"), std::string::npos);
     Buf d_small(64);
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d_small.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d_small.p, 0),
+              0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("d must hold m * n bf16 values"), std::string::npos);
     // A buffer that is no packed weight (no header), not packed by this handle: refused by its header.
     Buf other(f4gemm_weight_bytes(h, n, k));
-    EXPECT_NE(f4gemm_gemm(h, -1, 0, 16, n, k, 1.f, 0.f, a.p, sa.p, other.p, 0, d.p, 0), 0);
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, 16, n, k, 1.f, 0.f, a.p, sa.p, other.p, 0, d.p, 0),
+              0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("not a packed weight"), std::string::npos)
         << f4gemm_last_error();
+    // The accumulation mode: an unknown value, and a promoted kernel forced under an exact request.
+    EXPECT_NE(f4gemm_gemm(h, -1, 0, 7, 16, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("accum 7: unknown mode"), std::string::npos)
+        << f4gemm_last_error();
+    for (int i = 0; i < f4gemm_num_kernels(h); ++i) {
+        const int mode = f4gemm_kernel_accum(h, i);
+        EXPECT_TRUE(mode == F4GEMM_ACCUM_EXACT || mode == F4GEMM_ACCUM_PROMOTED) << i;
+        if (mode != F4GEMM_ACCUM_PROMOTED) continue;
+        EXPECT_NE(f4gemm_gemm(h, i, 0, F4GEMM_ACCUM_EXACT, 256, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0),
+                  0);
+        EXPECT_NE(std::string(f4gemm_last_error()).find("implements promoted accumulation"),
+                  std::string::npos)
+            << f4gemm_last_error();
+    }
+    EXPECT_EQ(f4gemm_kernel_accum(h, f4gemm_num_kernels(h)), -1);
 }
 
 // The GPU quantizer: fp32 and bf16 activations (Gaussian with outliers, exact zeros of both signs, values
@@ -211,6 +229,45 @@ TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
             EXPECT_EQ(bad, 0u) << m << "x" << k << (bf16 ? " bf16" : " fp32") << " data bytes differ";
             EXPECT_EQ(bad_s, 0u) << m << "x" << k << (bf16 ? " bf16" : " fp32") << " scale bytes differ";
         }
+    }
+    // bf16 over its whole range (the device converts bf16 with bf16x2 arithmetic, the host in fp32): per
+    // 32-block a random base exponent 0..254 with elements within +-4 binades of it (subnormal, tiny-scale
+    // and top-binade blocks), every fourth block raw random patterns (NaN, Inf), some exact zeros of both
+    // signs.
+    {
+        const int m = 96, k = 4128;
+        std::mt19937 rng(77u);
+        std::vector<uint16_t> xb(size_t(m) * size_t(k));
+        for (size_t blk = 0; blk < xb.size() / 32; ++blk) {
+            const uint32_t mode = rng() % 4u, base = rng() % 255u;
+            for (size_t i = 32 * blk; i < 32 * blk + 32; ++i) {
+                const uint32_t r = rng();
+                const int e = std::min(254, std::max(0, int(base) + int(r % 9u) - 4));
+                xb[i] = mode == 0 ? uint16_t(r >> 8)
+                                  : uint16_t(((r >> 31) << 15) | (uint32_t(e) << 7) | ((r >> 9) & 0x7Fu));
+                if (mode == 3 && (r >> 24) < 40u) xb[i] = (r & 2u) ? 0x8000u : 0u;
+            }
+        }
+        std::vector<float> xv(xb.size());
+        for (size_t i = 0; i < xb.size(); ++i) xv[i] = bf16_to_float(xb[i]);
+        std::vector<uint8_t> q(xb.size() / 2), sc(xb.size() / 32);
+        quantize_mxfp4(xv.data(), size_t(m), size_t(k), q.data(), sc.data());
+        const OperandImage want =
+            make_a_image(q.data(), sc.data(), size_t(m), size_t(k), ScaleLayout::Plain, w_k_pad(size_t(k)));
+        Buf dx(xb.size() * 2);
+        std::vector<uint8_t> raw(dx.n);
+        std::memcpy(raw.data(), xb.data(), dx.n);
+        dx.put(raw);
+        size_t ab = 0, asb = 0;
+        ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0);
+        Buf da(ab), dsa(asb);
+        ASSERT_EQ(f4gemm_quantize(h, dx.p, 1, m, k, k, da.p, dsa.p, 0), 0) << f4gemm_last_error();
+        const std::vector<uint8_t> got = da.get(), got_s = dsa.get();
+        size_t bad = 0, bad_s = 0;
+        for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];
+        for (size_t i = 0; i < got_s.size(); ++i) bad_s += got_s[i] != want.scales[i];
+        EXPECT_EQ(bad, 0u) << "wide-range bf16: data bytes differ";
+        EXPECT_EQ(bad_s, 0u) << "wide-range bf16: scale bytes differ";
     }
     EXPECT_NE(f4gemm_quantize(h, 0, 1, 4, 64, 64, 1, 1, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("x is a null device pointer"), std::string::npos);

@@ -573,3 +573,115 @@ TEST(CliBadInput, NpyFiles) {
     EXPECT_FALSE(fs::exists(t / "o.npy"));
     EXPECT_FALSE(fs::exists(t / "q.npy"));
 }
+
+// ---- the accumulation mode (--accum) ----------------------------------------------------------------------
+
+namespace {
+// A manifest with an accum column: exact decode and large tiles, and a promoted large tile from M = 128 on.
+void write_accum_manifest(const TempDir& t) {
+    std::ofstream f(t / "f4gemm_bf16_per1x32Fp4.csv");
+    f << "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+         "layout,"
+         "max_m,min_m,priority,accum\n"
+         "128,128,0,0,pp_p,pp_p.cubin,sm_90a,384,198752,sm90pp1,frag16s,plain,,128,5,promoted\n"
+         "128,128,0,0,pp,pp.cubin,sm_90a,384,198752,sm90pp1,frag16s,plain,,,20,exact\n"
+         "16,64,0,0,dec,dec.cubin,sm_90a,256,91936,sm90v1,frag16s,plain,,,30,exact\n";
+}
+}  // namespace
+
+TEST(Cli, AccumPromotedOnTheCpuIsJudgedByTheBound) {
+    TempDir t;
+    const Result r = f4("--backend cpu -m 40 -n 96 -k 2880 --iters 0 --alpha -2 --accum promoted --json " +
+                        (t / "r.json"));
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("[f4gemm] accum: requested promoted, cpu backend exact\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("mismatches=0/3840"), std::string::npos) << r.out;
+    // c_w = 133 * 2^-13 + 24 * 2^-24 at K = 2880 (the CPU sees K as it is: 23 chunks of 128 rounded up)
+    EXPECT_NE(r.out.find("[f4gemm] promoted bound: |d - ref| <= 2^-8 |ref| + c_w |alpha| S, c_w=0.01624"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("observed c="), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] PASSED"), std::string::npos);
+    std::ifstream jf(t / "r.json");
+    const nlohmann::json j = nlohmann::json::parse(jf);
+    EXPECT_EQ(j["accum"], "promoted");
+    EXPECT_EQ(j["kernel_accum"], "exact");
+    EXPECT_EQ(j["verify"]["accum"], "promoted");
+    EXPECT_DOUBLE_EQ(j["verify"]["c_w"].get<double>(), 133.0 / 8192 + 23.0 / 16777216);
+    EXPECT_GE(j["verify"]["observed_c"].get<double>(), 0.0);
+    EXPECT_LT(j["verify"]["observed_c"].get<double>(), j["verify"]["c_w"].get<double>());
+    EXPECT_TRUE(j["verify"].contains("observed_c_log2"));
+    EXPECT_TRUE(j["passed"].get<bool>());
+    // The default stays exact and prints no accum line (the original's output).
+    const Result e = f4("--backend cpu -m 40 -n 96 -k 2880 --iters 0 --json " + (t / "e.json"));
+    EXPECT_EQ(e.rc, 0) << e.err;
+    EXPECT_EQ(e.out.find("accum"), std::string::npos) << e.out;
+    EXPECT_EQ(e.out.find("promoted bound"), std::string::npos) << e.out;
+    std::ifstream ef(t / "e.json");
+    const nlohmann::json je = nlohmann::json::parse(ef);
+    EXPECT_EQ(je["accum"], "exact");
+    EXPECT_EQ(je["verify"]["accum"], "exact");
+    EXPECT_FALSE(je["verify"].contains("observed_c"));
+}
+
+TEST(Cli, AccumSelectsPerModeAndExplainsTheFallback) {
+    TempDir t;
+    write_accum_manifest(t);
+    const std::string co = "--dry-run --num-cu 132 --co-dir " + (t / "") + " -n 8192 -k 8192 ";
+    Result r = f4(co + "-m 4096 --accum promoted --explain");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("kernel pp_p.cubin (tile 128x128"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] accum: requested promoted, kernel promoted\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("heuristic on 132 CUs, splitk 0, bpreshuffle 0, accum promoted:"), std::string::npos)
+        << r.out;
+    r = f4(co + "-m 16 --accum promoted --explain");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("kernel dec.cubin"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] accum: requested promoted, kernel exact\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(policy)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("fallback: no promoted kernel is offered for M=16"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("skip: min_m 128 > M"), std::string::npos) << r.out;
+    // Exact (the default): never the promoted kernel; --explain names both modes.
+    r = f4(co + "-m 4096 --explain");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("kernel pp.cubin"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[f4gemm] accum: requested exact, kernel exact\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("skip: implements promoted accumulation, the request is exact"), std::string::npos)
+        << r.out;
+    // Forced kernels: promoted under exact is an error naming the fix; exact under promoted runs.
+    expect_one_line_error(
+        f4(co + "-m 4096 --kernel pp_p.cubin"),
+        "kernel pp_p.cubin implements promoted accumulation; pass --accum promoted or choose "
+        "an exact kernel");
+    r = f4(co + "-m 4096 --kernel pp.cubin --accum promoted");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("kernel pp.cubin"), std::string::npos) << r.out;
+    // The tuned table, keyed by mode.
+    {
+        std::ofstream f(t / "tuned.csv");
+        f << "cu_num,M,N,K,accum,kernelName,splitK,us,tflops\n"
+             "132,4096,8192,8192,promoted,pp.cubin,0,1,1\n";
+    }
+    r = f4(co + "-m 4096 --accum promoted --tuned " + (t / "tuned.csv"));
+    EXPECT_NE(r.out.find("tuned: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("kernel pp.cubin"), std::string::npos) << r.out;
+    r = f4(co + "-m 4096 --tuned " + (t / "tuned.csv"));
+    EXPECT_EQ(r.out.find("tuned: "), std::string::npos) << r.out;
+    // --list shows the mode of a manifest with the column (aiter's keeps its five columns:
+    // ListPrintsEveryKernel).
+    r = f4("--list --co-dir " + (t / ""));
+    EXPECT_NE(r.out.find("\ntileM  tileN  splitK  bpreshuffle  co_name accum\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pp_p.cubin promoted\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("dec.cubin exact\n"), std::string::npos) << r.out;
+}
+
+TEST(CliBadInput, AccumFlag) {
+    expect_one_line_error(f4("--backend cpu --accum fast"),
+                          "accum 'fast': unknown mode: pass exact or promoted");
+    expect_one_line_error(f4("--accum"), "missing value for --accum");
+    TempDir t;
+    expect_one_line_error(f4("tune --shape 64x128x256 --accum fast --out " + (t / "t.csv")), "accum 'fast'");
+    EXPECT_FALSE(fs::exists(t / "t.csv"));
+}

@@ -126,6 +126,20 @@ def test_matmul_alpha_beta_c_out(rng):
     np.testing.assert_array_equal(d0, f4gemm.matmul(aq, as_, w))
 
 
+def test_matmul_promoted_on_the_cpu(rng):
+    """accum='promoted' is accepted and runs the CPU backend's exact-mode arithmetic: the same bits as 'exact'."""
+    m, n, k = 19, 130, 1056
+    aq, as_, bq, bs = _operands(rng, m, n, k)
+    w = f4gemm.pack_weight(bq, bs)
+    exact = f4gemm.matmul(aq, as_, w, alpha=-0.75)
+    promoted = f4gemm.matmul(aq, as_, w, alpha=-0.75, accum="promoted")
+    np.testing.assert_array_equal(promoted, exact)
+    assert mxref.check_close(promoted, mxref.gemm(aq, as_, bq, bs, alpha=-0.75)) <= 2.0**-8
+    out = np.zeros((m, n), dtype=np.float32)
+    assert f4gemm.Session("cpu").matmul(aq, as_, w, alpha=-0.75, accum="promoted", out=out) is out
+    np.testing.assert_array_equal(out, exact)
+
+
 def test_matmul_nan_scale_rows(rng):
     aq, as_, bq, bs = _operands(rng, 4, 64, 256)
     as_ = as_.copy()
@@ -184,8 +198,32 @@ def test_kernels_and_select():
         assert sel["kernel"] is None
     with pytest.raises(ValueError, match="K must be a positive multiple of 32"):
         f4gemm.select(16, 8192, 100)
-    with pytest.raises(ValueError, match="accum: 'fast' is not implemented"):
+    with pytest.raises(ValueError, match="accum: 'fast' is not a mode"):
         f4gemm.select(16, 8192, 8192, accum="fast")
+
+
+def test_select_and_kernels_per_accum_mode():
+    """kernels() rows carry the mode each kernel implements; select() answers per mode: a promoted request takes a
+    promoted kernel where the policy offers one, else an exact kernel (an exact request never a promoted one)."""
+    ks = f4gemm.kernels()
+    assert all(k["accum"] in ("exact", "promoted") and isinstance(k["min_m"], int) for k in ks)
+    for m, n, k in [(1, 16384, 16384), (16, 8192, 8192), (128, 16384, 16384), (4096, 8192, 8192)]:
+        ex = f4gemm.select(m, n, k)
+        assert ex["accum"] == "exact" and ex["kernel_accum"] == "exact", (m, ex)
+        pr = f4gemm.select(m, n, k, accum="promoted")
+        assert pr["accum"] == "promoted" and pr["kernel_accum"] in ("exact", "promoted"), (m, pr)
+        if pr["kernel"] is not None:
+            assert next(x for x in ks if x["name"] == pr["kernel"])["accum"] == pr["kernel_accum"]
+        if ex["kernel"] is None:  # no kernels: the CPU backend, exact in both modes
+            assert pr["kernel"] is None and pr["kernel_accum"] == "exact"
+    if any(x["accum"] == "promoted" for x in ks):
+        assert f4gemm.select(8192, 8192, 8192, accum="promoted")["kernel_accum"] == "promoted"
+        assert f4gemm.select(1, 16384, 16384, accum="promoted")["kernel_accum"] == "exact"  # decode: fallback
+    s = f4gemm.Session("cpu")
+    assert s.select(5, 70, 96, accum="promoted")["kernel_accum"] == "exact"
+    for bad in ("fast", "Exact", "", None, 1):
+        _raises(lambda: s.select(5, 70, 96, accum=bad), f"accum: {bad!r} is not a mode", "accum='exact'",
+                "accum='promoted'")
 
 
 # ---- bad input ------------------------------------------------------------------------------------------------
@@ -229,7 +267,9 @@ def test_bad_matmul_input(rng):
     _raises(lambda: f4gemm.matmul(aq, as_[:, :3], w, out=out), "a_scales: shape (6, 3)", "(6, 4)")
     _raises(lambda: f4gemm.matmul(aq[:, :32], as_[:, :2], w, out=out), "a_q: K = 64", "w is [40, 128]")
     _raises(lambda: f4gemm.matmul(aq.astype(np.int16), as_, w, out=out), "a_q: dtype int16", "uint8")
-    _raises(lambda: f4gemm.matmul(aq, as_, w, accum="fast", out=out), "accum: 'fast'", "accum='exact'")
+    _raises(lambda: f4gemm.matmul(aq, as_, w, accum="fast", out=out), "accum: 'fast'", "accum='exact'",
+            "accum='promoted'")
+    _raises(lambda: f4gemm.Session("cpu").matmul(aq, as_, w, accum=None, out=out), "accum: None", "accum='exact'")
     _raises(lambda: f4gemm.matmul(aq, as_, (bq, bs), out=out), "w: got tuple", "f4gemm.pack_weight")
     _raises(lambda: f4gemm.matmul(aq, as_, w, c=np.zeros((6, 41), np.float32), beta=1.0, out=out),
             "c: shape (6, 41)", "(6, 40)")

@@ -75,6 +75,7 @@ TEST(Manifest, AiterCsvLoadsUnchanged) {
         EXPECT_EQ(k.abi, KernelAbi::Aiter);
         EXPECT_EQ(k.b_layout, i == 0 ? BLayout::Plain : BLayout::Aiter16x16);
         EXPECT_EQ(k.scale_layout, ScaleLayout::AiterShuffled);
+        EXPECT_EQ(k.accum, Accum::Exact);
         EXPECT_TRUE(k.extra.empty());
     }
     EXPECT_EQ(m.kernels[0].knl_name, "_ZN5aiter44f4gemm_bf16_per1x32Fp4_noBpreShuffle_256x256E");
@@ -249,6 +250,12 @@ TEST(Manifest, BadExtraColumns) {
     EXPECT_NE(err("max_m", "-5").find("t.csv:2: bad max_m (got '-5')"), std::string::npos)
         << err("max_m", "-5");
     EXPECT_NE(err("max_m", "256x").find("t.csv:2: bad max_m (got '256x')"), std::string::npos);
+    EXPECT_NE(err("accum", "fast").find("t.csv:2: bad accum (got 'fast'): use exact or promoted"),
+              std::string::npos)
+        << err("accum", "fast");
+    EXPECT_NE(err("accum", "Promoted").find("t.csv:2: bad accum (got 'Promoted')"), std::string::npos);
+    EXPECT_NE(err("min_m", "-1").find("t.csv:2: bad min_m (got '-1')"), std::string::npos)
+        << err("min_m", "-1");
 }
 
 TEST(Manifest, MaxMColumn) {
@@ -263,6 +270,32 @@ TEST(Manifest, MaxMColumn) {
     EXPECT_EQ(m.kernels[1].max_m, 0);  // empty cell: any M
     EXPECT_EQ(m.kernels[2].max_m, 0);
     EXPECT_TRUE(m.kernels[0].extra.empty());
+    // min_m: the policy offers the kernel only from that M on (empty: any M).
+    const Manifest lo = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,min_m\n128,128,0,0,a,a.cubin,128\n128,128,0,0,b,b."
+        "cubin,\n",
+        "t.csv");
+    EXPECT_EQ(lo.kernels[0].min_m, 128);
+    EXPECT_EQ(lo.kernels[1].min_m, 0);
+    EXPECT_TRUE(lo.kernels[0].extra.empty());
+}
+
+// The accumulation mode each kernel implements, read by header name; an empty cell and a manifest without the
+// column (aiter's, older builds) mean exact.
+TEST(Manifest, AccumColumn) {
+    const Manifest m = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,accum,abi\n"
+        "128,128,0,0,pp,pp.cubin,exact,sm90pp1\n"
+        "128,128,0,0,pp_p,pp_p.cubin,promoted,sm90pp1\n"
+        "16,64,0,0,dec,dec.cubin,,sm90v1\n",
+        "t.csv");
+    ASSERT_EQ(m.kernels.size(), 3u);
+    EXPECT_EQ(m.kernels[0].accum, Accum::Exact);
+    EXPECT_EQ(m.kernels[1].accum, Accum::Promoted);
+    EXPECT_EQ(m.kernels[2].accum, Accum::Exact);  // empty cell: the default
+    EXPECT_TRUE(m.kernels[1].extra.empty()) << "accum is a known column, not an extra one";
+    const Manifest old = parse_manifest(std::string(kHeader) + "256,256,0,1,k,k.co\n", "old.csv");
+    EXPECT_EQ(old.kernels[0].accum, Accum::Exact);
 }
 
 TEST(Manifest, WrongCellCount) {

@@ -216,5 +216,66 @@ TEST(ReferenceMx, RejectsMismatchedOperands) {
     }
 }
 
+// ---- reference_gemm_mx_abs: the promoted mode's reference and S = sum_k |a_k b_k| ----------------------
+
+TEST(ReferenceMxAbs, HandComputedMagnitudes) {
+    // The 2x2x32 case: S[0][0] = 96, S[0][1] = 32 * 2 * 12 = 768, S[1][0] = 16 * 0.375 + 16 * 4.5 = 78,
+    // S[1][1] = 16 * 0.25 * 12 + 16 * 3 * 12 = 624 (|b| = 16 and 8 alternate: 12 on average).
+    const MxOperand a = make_mx(
+        2, 32, [](size_t r, size_t i) -> uint8_t { return r == 0 ? 0x2 : (i < 16 ? 0x1 : 0xF); },
+        [](size_t r, size_t) -> uint8_t { return r == 0 ? 128 : 126; });
+    const MxOperand b = make_mx(
+        2, 32, [](size_t r, size_t i) -> uint8_t { return r == 0 ? 0x3 : (i % 2 ? 0xC : 0x6); },
+        [](size_t r, size_t) -> uint8_t { return r == 0 ? 127 : 129; });
+    const std::vector<float> c = {1.f, 2.f, 3.f, 4.f};
+    const MxReferenceAbs r = reference_gemm_mx_abs(a, b, 0.5f, 2.f, c.data());
+    ASSERT_EQ(r.ref.size(), 4u);
+    ASSERT_EQ(r.abs_sum.size(), 4u);
+    EXPECT_EQ(r.ref[0], 50.0);
+    EXPECT_EQ(r.ref[1], 132.0);
+    EXPECT_EQ(r.ref[2], -27.0);
+    EXPECT_EQ(r.ref[3], -80.0);
+    EXPECT_EQ(r.abs_sum[0], 96.0);  // S has neither alpha nor C
+    EXPECT_EQ(r.abs_sum[1], 768.0);
+    EXPECT_EQ(r.abs_sum[2], 78.0);
+    EXPECT_EQ(r.abs_sum[3], 624.0);
+}
+
+TEST(ReferenceMxAbs, AgreesWithTheFloatReferenceAndADirectSum) {
+    const size_t m = 7, n = 13, k = 1024;
+    for (DataKind kind : {DataKind::Seed, DataKind::Gaussian, DataKind::WideScale}) {
+        const MxOperand a = make_operand(m, k, kSeedA, kind), b = make_operand(n, k, kSeedB, kind);
+        const auto want = reference_gemm_mx(a, b, -1.25f, 0.f, nullptr);
+        const MxReferenceAbs r = reference_gemm_mx_abs(a, b, -1.25f, 0.f, nullptr, 2);
+        for (size_t i = 0; i < m; ++i)
+            for (size_t j = 0; j < n; ++j) {
+                ASSERT_EQ(float(r.ref[i * n + j]), want[i * n + j])
+                    << to_string(kind) << " " << i << "," << j;
+                // S in double by a plain loop (within a few double roundings of the exact sum), and >= |AB|.
+                double s = 0;
+                for (size_t t = 0; t < k; ++t) {
+                    const double x = double(e2m1_to_float(unpack_nibble(a.packed.data() + i * k / 2, t))) *
+                                     e8m0_to_double(a.scales[i * k / 32 + t / 32]);
+                    const double y = double(e2m1_to_float(unpack_nibble(b.packed.data() + j * k / 2, t))) *
+                                     e8m0_to_double(b.scales[j * k / 32 + t / 32]);
+                    s += std::fabs(x * y);
+                }
+                EXPECT_NEAR(r.abs_sum[i * n + j], s, 1e-12 * s) << to_string(kind);
+                EXPECT_GE(1.25 * r.abs_sum[i * n + j], std::fabs(r.ref[i * n + j]));
+            }
+    }
+}
+
+TEST(ReferenceMxAbs, NanScaleGivesNanInBoth) {
+    MxOperand a = make_operand(4, 64, kSeedA), b = make_operand(3, 64, kSeedB);
+    b.scales[1 * 2 + 0] = 0xFF;  // column 1, block 0
+    const MxReferenceAbs r = reference_gemm_mx_abs(a, b, 1.f, 0.f, nullptr);
+    for (size_t i = 0; i < 4; ++i)
+        for (size_t j = 0; j < 3; ++j) {
+            EXPECT_EQ(std::isnan(r.ref[i * 3 + j]), j == 1) << i << "," << j;
+            EXPECT_EQ(std::isnan(r.abs_sum[i * 3 + j]), j == 1) << i << "," << j;
+        }
+}
+
 }  // namespace
 }  // namespace f4gemm

@@ -24,15 +24,55 @@ TEST(Tuned, ParsesByHeaderAndLastMatchWins) {
     const TunedTable t = parse_tuned(kTable, "t.csv");
     ASSERT_EQ(t.entries.size(), 4u);
     EXPECT_DOUBLE_EQ(t.entries[0].us, 300.5);
-    const TunedEntry* e = t.find(256, 256, 1024, 4096);
+    const TunedEntry* e = t.find(256, 256, 1024, 4096, Accum::Exact);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->kernel, "f4gemm_bf16_per1x32Fp4_BpreShuffle_128x512.co");
     EXPECT_EQ(e->log2_k_split, 1);
-    EXPECT_EQ(t.find(256, 1, 2, 3), nullptr);
+    EXPECT_EQ(t.find(256, 1, 2, 3, Accum::Exact), nullptr);
+    // A table without the accum column holds exact rows only.
+    for (const TunedEntry& x : t.entries) EXPECT_EQ(x.accum, Accum::Exact);
+    EXPECT_EQ(t.find(256, 256, 1024, 4096, Accum::Promoted), nullptr);
     // Round trip through the writer.
     const TunedTable again = parse_tuned(format_tuned(t), "again.csv");
     ASSERT_EQ(again.entries.size(), 4u);
     EXPECT_EQ(again.entries[3].kernel, t.entries[3].kernel);
+}
+
+// The accumulation mode: a column read by header name (absent or empty: exact), part of the lookup key, and
+// written by format_tuned after K.
+TEST(Tuned, AccumColumnKeysTheLookup) {
+    const TunedTable t = parse_tuned(
+        "cu_num,M,N,K,kernelName,splitK,us,tflops,accum\n"
+        "132,4096,4096,4096,pp.cubin,0,200,680,exact\n"
+        "132,4096,4096,4096,pp_p.cubin,0,150,900,promoted\n"
+        "132,16,8192,8192,dec.cubin,0,20,100,\n",
+        "t.csv");
+    ASSERT_EQ(t.entries.size(), 3u);
+    EXPECT_EQ(t.entries[0].accum, Accum::Exact);
+    EXPECT_EQ(t.entries[1].accum, Accum::Promoted);
+    EXPECT_EQ(t.entries[2].accum, Accum::Exact);  // empty cell
+    ASSERT_NE(t.find(132, 4096, 4096, 4096, Accum::Exact), nullptr);
+    EXPECT_EQ(t.find(132, 4096, 4096, 4096, Accum::Exact)->kernel, "pp.cubin");
+    ASSERT_NE(t.find(132, 4096, 4096, 4096, Accum::Promoted), nullptr);
+    EXPECT_EQ(t.find(132, 4096, 4096, 4096, Accum::Promoted)->kernel, "pp_p.cubin");
+    EXPECT_EQ(t.find(132, 16, 8192, 8192, Accum::Promoted), nullptr) << "no fallback across modes";
+    const std::string text = format_tuned(t);
+    EXPECT_EQ(text.substr(0, text.find('\n')), kTunedHeader);
+    EXPECT_EQ(std::string(kTunedHeader), "cu_num,M,N,K,accum,kernelName,splitK,us,tflops");
+    EXPECT_NE(text.find("\n132,4096,4096,4096,promoted,pp_p.cubin,0,150,900\n"), std::string::npos) << text;
+    const TunedTable again = parse_tuned(text, "again.csv");
+    ASSERT_EQ(again.entries.size(), 3u);
+    EXPECT_EQ(again.entries[1].accum, Accum::Promoted);
+    EXPECT_EQ(again.entries[2].accum, Accum::Exact);
+    try {
+        parse_tuned("cu_num,M,N,K,accum,kernelName,splitK\n1,2,3,4,fast,k,0\n", "bad.csv");
+        FAIL() << "a bad accum cell must be an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Errc::Manifest);
+        EXPECT_NE(std::string(e.what()).find("bad.csv:2: column accum is not exact or promoted (got 'fast')"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Tuned, ErrorsNameFileAndLine) {
@@ -202,25 +242,32 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     } catch (const Error&) {
         GTEST_SKIP() << "no built sm_90a manifest in " << dir;
     }
-    int pab = -1, pp = -1;
+    int pab = -1, pp = -1, promoted = 0;
     for (size_t i = 0; i < m.kernels.size(); ++i) {
         const KernelConfig& k = m.kernels[i];
         const auto has = [&](const char* s) { return k.knl_name.find(s) != std::string::npos; };
         EXPECT_EQ(k.arch, "sm_90a") << k.knl_name;
         EXPECT_EQ(k.b_layout, BLayout::Frag16S)
             << k.knl_name << ": every shipped kernel reads the packed weight";
+        const bool exact = k.accum == Accum::Exact;
+        promoted += !exact;
         if (has("_pab_")) {
-            pab = int(i);
+            if (exact) pab = int(i);
             EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
-            EXPECT_EQ(k.max_m, 256) << k.knl_name;
+            if (exact) {
+                EXPECT_EQ(k.max_m, 256) << k.knl_name;
+            }
         } else if (has("_pp_")) {
-            pp = int(i);
+            if (exact) pp = int(i);
             EXPECT_EQ(k.abi, KernelAbi::Sm90pp1) << k.knl_name;
         } else {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
         }
-        if (!has("_pab_")) {
+        if (!has("_pab_") && exact) {
             EXPECT_EQ(k.max_m, 0) << k.knl_name;
+        }
+        if (exact) {
+            EXPECT_EQ(k.min_m, 0) << k.knl_name;
         }
     }
     ASSERT_GE(pab, 0);
@@ -235,25 +282,40 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 1, 16384, 16384), "f4gemm_sm90a_dec_16x64_m2");
     EXPECT_EQ(pick(m, 16, 8192, 8192), "f4gemm_sm90a_dec_16x64_m2");
     EXPECT_EQ(pick(m, 8, 4096, 11008), "f4gemm_sm90a_dec_16x32_m2");  // N = 4096: 16 x 64 tiles fill 64 SMs
+    // The promoted kernels (accum column), when the build has them: a promoted request runs one where the
+    // policy offers it, and falls back to the exact decode kernels below their min_m; exact requests above
+    // never see them.
+    if (promoted) {
+        const auto pick_promoted = [&](int mm, int n, int k) {
+            const Selection s =
+                select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, false, nullptr, Accum::Promoted);
+            return m.kernels[size_t(s.index)];
+        };
+        EXPECT_EQ(pick_promoted(8192, 8192, 8192).accum, Accum::Promoted);
+        EXPECT_EQ(pick_promoted(1, 16384, 16384).knl_name, "f4gemm_sm90a_dec_16x64_m2");
+    }
 
     // The shipped tuned table (copied beside the manifest by the build): every row names a kernel of this
-    // manifest, with a split only where the kernel can split, on the H200's 132 SMs, no shape twice.
+    // manifest that its mode allows, with a split only where the kernel can split, on the H200's 132 SMs, no
+    // shape twice per mode.
     const TunedTable t = load_tuned(dir + "/f4gemm_bf16_per1x32Fp4_tuned.csv");
     ASSERT_FALSE(t.entries.empty());
-    std::set<std::tuple<int, int, int, int>> shapes;
+    std::set<std::tuple<int, int, int, int, int>> shapes;
     for (const TunedEntry& e : t.entries) {
         const int i = find_kernel(m, e.kernel);
         ASSERT_GE(i, 0) << e.kernel << " is in the tuned table but not in the manifest";
+        EXPECT_TRUE(accum_allows(e.accum, m.kernels[size_t(i)].accum)) << e.kernel;
         if (!m.kernels[size_t(i)].split_k) {
             EXPECT_EQ(e.log2_k_split, 0) << e.kernel;
         }
         EXPECT_EQ(e.cu_num, 132) << e.kernel;
         EXPECT_GT(e.us, 0.0) << e.kernel;
-        EXPECT_TRUE(shapes.insert({e.cu_num, e.m, e.n, e.k}).second) << e.m << "x" << e.n << "x" << e.k;
+        EXPECT_TRUE(shapes.insert({e.cu_num, e.m, e.n, e.k, int(e.accum)}).second)
+            << e.m << "x" << e.n << "x" << e.k;
     }
     // Selection takes the table's kernel for a listed shape.
     const TunedEntry& e = t.entries.front();
-    const Selection sel = select(m, "", HeuristicQuery{e.m, e.n, e.k, 132, 0, 0}, false, &t);
+    const Selection sel = select(m, "", HeuristicQuery{e.m, e.n, e.k, 132, 0, 0}, false, &t, e.accum);
     EXPECT_TRUE(sel.tuned);
     EXPECT_EQ(m.kernels[size_t(sel.index)].co_name, e.kernel);
 }

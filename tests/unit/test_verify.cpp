@@ -194,5 +194,112 @@ TEST(Verify, RejectsBadArguments) {
     EXPECT_TRUE(verify_f32(nullptr, nullptr, 0, 0, kTol).passed());
 }
 
+// ---- the promoted mode's judge: |got - ref| <= 2^-8 |ref| + cw |alpha| S ----------------------------------
+
+// cw 2^-4 keeps the arithmetic exact: at ref 256, S 64, alpha -2 the bound is 1 + 8 = 9.
+TEST(VerifyPromoted, AtTheBoundPassesAndJustPastItFails) {
+    const std::vector<double> ref = {256.0, 256.0, -256.0, 0.0}, s = {64.0, 64.0, 64.0, 64.0};
+    std::vector<float> got = {265.f, 247.f, -265.f, 8.f};  // |d - ref| = 9, 9, 9, 8 (ref 0: bound 8)
+    VerifyResult r = verify_promoted_f32(got.data(), ref.data(), s.data(), 2, 2, -2.0, 0.0625);
+    EXPECT_TRUE(r.promoted);
+    EXPECT_TRUE(r.passed()) << r.mismatches;
+    EXPECT_EQ(r.cw, 0.0625);
+    // c = max((9 - 1) / 128, (8 - 0) / 128) = 2^-4: the bound is met exactly.
+    EXPECT_EQ(r.observed_c, 0.0625);
+    EXPECT_EQ(std::log2(r.observed_c), -4.0);
+    EXPECT_EQ(r.max_abs_err, 9.0);
+    EXPECT_EQ(r.max_ref, 256.0);
+    // One float ulp past the bound at (0, 1) and (1, 1): mismatches, the first one reported.
+    got[1] = std::nextafter(247.f, 0.f);
+    got[3] = std::nextafter(8.f, 9.f);
+    r = verify_promoted_f32(got.data(), ref.data(), s.data(), 2, 2, -2.0, 0.0625);
+    EXPECT_FALSE(r.passed());
+    EXPECT_EQ(r.mismatches, 2u);
+    ASSERT_TRUE(r.has_first);
+    EXPECT_EQ(r.first_m, 0u);
+    EXPECT_EQ(r.first_n, 1u);
+    EXPECT_EQ(r.first_want, 256.f);
+    EXPECT_GT(r.observed_c, 0.0625);
+    EXPECT_LT(r.observed_c, 0.0625 * (1 + 1e-5));
+    // alpha scales the allowance: at alpha 1 the same results are far outside (bound 1 + 4 = 5).
+    got = {265.f, 247.f, -265.f, 8.f};
+    r = verify_promoted_f32(got.data(), ref.data(), s.data(), 2, 2, 1.0, 0.0625);
+    EXPECT_EQ(r.mismatches, 4u);
+    EXPECT_EQ(r.observed_c, 0.125);
+}
+
+TEST(VerifyPromoted, BfRoundingAloneIsFreeAndZeroSMustBeWithinIt) {
+    // S == 0 (an all-zero row, or alpha 0): only the bf16 rounding is allowed, whatever cw.
+    const std::vector<double> ref = {100.0, 100.0}, s = {0.0, 0.0};
+    const std::vector<float> ok = {100.390625f, 100.f}, bad = {100.78125f, 100.f};  // 0.39 <= 100/256 < 0.78
+    EXPECT_TRUE(verify_promoted_f32(ok.data(), ref.data(), s.data(), 1, 2, 1.0, 1.0).passed());
+    const VerifyResult r = verify_promoted_f32(bad.data(), ref.data(), s.data(), 1, 2, 1.0, 1.0);
+    EXPECT_EQ(r.mismatches, 1u);
+    EXPECT_EQ(r.observed_c, 0.0) << "no output with S > 0";
+    // bf16 results: the nearest bf16 of every reference passes with c = 0 (rounding <= |ref| / 257).
+    std::vector<double> refs;
+    std::vector<uint16_t> bits;
+    for (int i = 0; i < 4096; ++i) {
+        const double x = std::ldexp(1.0 + i / 4096.0, i % 40 - 20) * (i % 3 ? 1 : -1);
+        refs.push_back(x);
+        bits.push_back(float_to_bf16(float(x)));
+    }
+    const std::vector<double> sums(refs.size(), 1.0);
+    const VerifyResult b = verify_promoted_bf16(bits.data(), 64, refs.data(), sums.data(), 64, 64, 1.0, 0.0);
+    EXPECT_TRUE(b.passed()) << b.mismatches;
+    EXPECT_EQ(b.observed_c, 0.0);
+}
+
+TEST(VerifyPromoted, NanAndInfAsInTheExactMode) {
+    const std::vector<double> ref = {kNan, 1.0, kNan, 1.0, kInf, 3.3e38};
+    const std::vector<double> s = {kNan, 1.0, kNan, 1.0, 1.0, 3.3e38};
+    const std::vector<float> got = {kNan, kNan, 1.f, 1.f, kInf, kInf};
+    const VerifyResult r = verify_promoted_f32(got.data(), ref.data(), s.data(), 2, 3, 1.0, 0.05);
+    // NaN/NaN matches, NaN/finite and finite/NaN do not; the same Inf matches; an Inf for a finite ref whose
+    // bound reaches bf16's overflow threshold (3.3e38 (1 + 2^-8 + 0.05) > (2 - 2^-8) 2^127) matches.
+    EXPECT_EQ(r.mismatches, 2u);
+    EXPECT_EQ(r.nan_outputs, 2u);
+    ASSERT_TRUE(r.has_first);
+    EXPECT_EQ(r.first_n, 1u);
+    EXPECT_EQ(r.max_abs_err, 0.0);
+    // Without the allowance 3.3e38 stays below the threshold: the Inf is a mismatch.
+    const VerifyResult t = verify_promoted_f32(got.data() + 5, ref.data() + 5, s.data() + 5, 1, 1, 1.0, 0.0);
+    EXPECT_EQ(t.mismatches, 1u);
+    EXPECT_TRUE(std::isinf(t.max_abs_err));
+    // A finite output for an infinite reference, and an Inf of the wrong sign, are mismatches.
+    const std::vector<double> ref2 = {kInf, -3.3e38};
+    const std::vector<double> s2 = {1.0, 3.3e38};
+    const std::vector<float> got2 = {1.f, kInf};
+    EXPECT_EQ(verify_promoted_f32(got2.data(), ref2.data(), s2.data(), 1, 2, 1.0, 0.05).mismatches, 2u);
+}
+
+TEST(VerifyPromoted, RejectsBadArguments) {
+    const std::vector<double> ref(4, 1.0), s(4, 1.0);
+    const std::vector<uint16_t> got(4, 0x3F80);
+    const auto expect_invalid = [](auto fn, const char* needle) {
+        try {
+            fn();
+            FAIL() << "expected f4gemm::Error";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), Errc::InvalidArgument);
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    expect_invalid([&] { verify_promoted_bf16(got.data(), 1, ref.data(), s.data(), 2, 2, 1.0, 0.1); },
+                   "got 1");
+    expect_invalid([&] { verify_promoted_bf16(got.data(), 2, ref.data(), nullptr, 2, 2, 1.0, 0.1); },
+                   "abs_sum is null");
+    expect_invalid([&] { verify_promoted_bf16(got.data(), 2, ref.data(), s.data(), 2, 2, 1.0, -1.0); },
+                   "cw=-1");
+    expect_invalid([&] { verify_promoted_bf16(got.data(), 2, ref.data(), s.data(), 2, 2, kInf, 0.1); },
+                   "alpha finite");
+    EXPECT_TRUE(verify_promoted_f32(nullptr, nullptr, nullptr, 0, 0, 1.0, 0.1).passed());
+    // The bf16 reading honours the row stride like verify_bf16.
+    const std::vector<uint16_t> strided = {0x3F80, 0x4000, 0x7FC0,
+                                           0x3F80, 0x4000, 0x7FC0};  // 1, 2, NaN padding
+    const std::vector<double> r2 = {1.0, 2.0, 1.0, 2.0};
+    EXPECT_TRUE(verify_promoted_bf16(strided.data(), 3, r2.data(), s.data(), 2, 2, 1.0, 0.0).passed());
+}
+
 }  // namespace
 }  // namespace f4gemm

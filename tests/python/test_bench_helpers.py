@@ -1,0 +1,74 @@
+"""bench/bench.py's pure helpers (no GPU, no torch): the --accum list, the system names per accumulation mode, the per-mode summary of the cells
+f4gemm wins, and the plot's panels; the plot itself when matplotlib is installed."""
+
+import importlib.util
+import os
+
+import pytest
+
+_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "bench.py")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("f4gemm_bench", _BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # torch is imported by main() only
+    return mod
+
+
+def test_parse_accums(bench):
+    assert bench.parse_accums("exact,promoted") == ["exact", "promoted"]
+    assert bench.parse_accums(" promoted ") == ["promoted"]
+    assert bench.parse_accums("promoted,exact") == ["promoted", "exact"]
+    for bad in ("", "fast", "exact,fast", "exact,exact", ","):
+        with pytest.raises(ValueError, match="--accum"):
+            bench.parse_accums(bad)
+
+
+def test_names_and_bound(bench):
+    assert bench.f4_system("exact") == "f4gemm"
+    assert bench.f4_system("promoted") == "f4gemm_promoted"
+    assert bench.ACCUM_CODE == {"exact": 0, "promoted": 1}
+    assert bench.launch_k(2880) == 3072 and bench.launch_k(4096) == 4096
+
+
+def _row(m, n, k, **us):
+    return {"M": m, "N": n, "K": k, "systems": {name: {"us": t} for name, t in us.items()}}
+
+
+def test_summary_counts_cells_per_mode(bench):
+    rows = [
+        _row(1, 8192, 8192, f4gemm=10.0, f4gemm_promoted=9.0, cublaslt_fp8=12.0, cublas_bf16=30.0),
+        _row(4096, 8192, 8192, f4gemm=500.0, f4gemm_promoted=300.0, cublaslt_fp8=350.0, cublas_bf16=700.0),
+        _row(16, 8192, 8192, f4gemm=20.0, cublaslt_fp8=15.0),  # promoted failed here: not counted for it
+    ]
+    assert bench.wins(rows, "exact", "cublaslt_fp8") == (1, 3)
+    assert bench.wins(rows, "promoted", "cublaslt_fp8") == (2, 2)
+    assert bench.wins(rows, "promoted", "triton_dot_scaled") == (0, 0)
+    lines = bench.summary_lines(rows, ["exact", "promoted"])
+    assert lines == [
+        "f4gemm accum exact: faster than cublaslt_fp8 1/3, cublas_bf16 2/2 cells",
+        "f4gemm accum promoted: faster than cublaslt_fp8 2/2, cublas_bf16 2/2 cells",
+    ]
+
+
+def test_panels_group_by_n_and_k_sorted_by_m(bench):
+    rows = [_row(m, n, k) for (n, k) in ((16384, 16384), (10240, 8192)) for m in (4096, 1, 256)]
+    groups = bench.panels(rows)
+    assert list(groups) == [(16384, 16384), (10240, 8192)]
+    assert [r["M"] for r in groups[(10240, 8192)]] == [1, 256, 4096]
+
+
+def test_plot_when_matplotlib_is_installed(bench, tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = []
+    for (n, k) in ((16384, 16384), (8192, 28672), (10240, 8192)):
+        for m in (1, 16, 256, 4096):
+            r = _row(m, n, k, f4gemm=m + 10.0, f4gemm_promoted=m + 8.0, cublaslt_fp8=m + 9.0, cublas_bf16=m + 20.0)
+            if m <= 256:
+                r["systems"]["read_floor"] = {"us": 5.0}
+            rows.append(r)
+    path = tmp_path / "bench.png"
+    bench.plot({"device": "test", "reps": 1, "accum": ["exact", "promoted"], "rows": rows}, str(path))
+    assert path.stat().st_size > 0
