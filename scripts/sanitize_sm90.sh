@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck and racecheck over a small sweep with edge shapes, every kernel
-# at least once. Prints each tool's summary line; exits non-zero on any reported error.
+# at least once (in the accumulation mode it implements). Prints each tool's summary line; exits non-zero on any reported error.
 set -u
 cd "$(dirname "$0")/.."
 F4GEMM=${F4GEMM:-build/cli/f4gemm}
 CS=${COMPUTE_SANITIZER:-compute-sanitizer}
 rc=0
 mapfile -t KERNELS < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
+mapfile -t MODES < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
 run() {  # run <tool> <f4gemm args...>
     local tool=$1; shift
     local out
@@ -16,14 +17,17 @@ run() {  # run <tool> <f4gemm args...>
     if [ $r -ne 0 ]; then rc=1; grep -vE '^\[f4gemm\]' <<<"$out" | head -30; fi
 }
 for tool in memcheck racecheck; do
-    for k in "${KERNELS[@]}"; do run $tool --kernel "$k" -m 65 -n 272 -k 512; done
+    for i in "${!KERNELS[@]}"; do run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 65 -n 272 -k 512; done
     # The packed weight's padding (N = 1000, K = 2880 -> 3072) and the exact fallback on wide-scale rows,
     # which reads B's scales from the W chunks.
     # (memcheck only: racecheck of the exact fallback over a whole grid takes minutes).
-    [ "$tool" = memcheck ] && for k in "${KERNELS[@]}"; do run $tool --kernel "$k" -m 40 -n 1000 -k 2880 --data wide; done
+    [ "$tool" = memcheck ] && for i in "${!KERNELS[@]}"; do
+        run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 40 -n 1000 -k 2880 --data wide
+    done
     run $tool -m 1 -n 1024 -k 256
     run $tool -m 17 -n 16 -k 256
     run $tool -m 130 -n 528 -k 1024 --beta 1
+    run $tool --accum promoted -m 130 -n 528 -k 1024 --beta 1
 done
 for k in $("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}'); do
     run memcheck --kernel "$k" --splitk 2 -m 70 -n 272 -k 1536

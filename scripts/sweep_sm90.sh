@@ -16,9 +16,14 @@ for s in "${HEURISTIC_SHAPES[@]}"; do
 done
 
 echo "== every kernel in the manifest (M=300 N=2048 K=1024) =="
+# Each kernel runs in the accumulation mode it implements (--list's sixth column; exact when absent).
 mapfile -t KERNELS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
+mapfile -t MODES < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
 mapfile -t SPLITS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}')
-for k in "${KERNELS[@]}"; do check "$k" --kernel "$k" -m 300 -n 2048 -k 1024; done
+for i in "${!KERNELS[@]}"; do
+    k=${KERNELS[$i]}
+    check "$k (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" -m 300 -n 2048 -k 1024
+done
 
 echo "== split-K, fp32 reduction (M=256 N=1024 K=4096) =="
 for k in "${SPLITS[@]}"; do
@@ -40,7 +45,22 @@ check "gpt-oss M=16 N=K=2880" -m 16 -n 2880 -k 2880
 check "N=1000 K=2880" -m 1 -n 1000 -k 2880
 check "M=300 N=2880 K=2880" -m 300 -n 2880 -k 2880
 check "M=1024 N=201 K=1056" -m 1024 -n 201 -k 1056
-for k in "${KERNELS[@]}"; do check "$k K=2880" --kernel "$k" -m 40 -n 1000 -k 2880; done
+for i in "${!KERNELS[@]}"; do
+    k=${KERNELS[$i]}
+    check "$k K=2880" --kernel "$k" --accum "${MODES[$i]}" -m 40 -n 1000 -k 2880
+    check "$k M=130 N=1000 K=2880" --kernel "$k" --accum "${MODES[$i]}" -m 130 -n 1000 -k 2880
+done
+
+echo "== the promoted mode (judged by its bound, docs/VERIFY.md) through the policy =="
+for s in "${HEURISTIC_SHAPES[@]}"; do
+    set -- $s
+    check "promoted M=$1 N=$2 K=$3" --accum promoted -m "$1" -n "$2" -k "$3"
+done
+check "promoted beta=0.5 alpha=2 with C" --accum promoted -m 300 -n 2048 -k 1024 --alpha 2 --beta 0.5
+check "promoted NaN scales" --accum promoted -m 256 -n 256 -k 512 --data nan
+check "promoted wide-scale data" --accum promoted -m 256 -n 512 -k 2048 --data wide
+check "promoted gaussian M=1024 N=2880 K=2880" --accum promoted -m 1024 -n 2880 -k 2880 --data gaussian
+check "promoted M=2048 N=201 K=1056" --accum promoted -m 2048 -n 201 -k 1056
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

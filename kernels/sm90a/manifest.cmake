@@ -2,11 +2,11 @@
 # listed .ptx is compiled:
 #   cmake -DENTRIES=<file> -DOUT=<csv> -P manifest.cmake
 # ENTRIES (written by kernels/sm90a/CMakeLists.txt from kernels.json, in priority order) has one line per
-# kernel: knl_name,priority,max_m,ptx path. Everything else in a row is what the kernel computed itself and
+# kernel: knl_name,priority,max_m,min_m,ptx path. Everything else in a row is what the kernel computed itself and
 # exported with F4GEMM_EXPORT_ROW (sm90_common.cuh), which the PTX spells
 #   .global .align 4 .u32 <knl_name>_<field> = <n>;
 # (`.global .align 4 .u32 <knl_name>_<field>;` when it is 0), so threads, smem_bytes, the tile, splitK, abi and
-# b_layout are never restated here or in CMakeLists.txt.
+# b_layout are never restated here or in CMakeLists.txt; likewise the accumulation mode it implements (accum).
 cmake_minimum_required(VERSION 3.19)
 
 if(NOT ENTRIES OR NOT OUT)
@@ -15,17 +15,19 @@ endif()
 
 set(abi_words sm90v1 sm90pp1 sm90pa1)  # F4GEMM_ABI_* codes 0, 1, 2
 set(b_layout_words plain frag16s)      # F4GEMM_B_* codes 0, 1
-set(fields smem_bytes threads tile_m tile_n split_k abi b_layout)
+set(accum_words exact promoted)        # F4GEMM_ACCUM_* codes 0, 1
+set(fields smem_bytes threads tile_m tile_n split_k abi b_layout accum)
 
 string(CONCAT csv "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
-    "scale_layout,max_m,priority\n")
+    "scale_layout,max_m,min_m,priority,accum\n")
 file(STRINGS "${ENTRIES}" entries)
 foreach(entry IN LISTS entries)
     string(REPLACE "," ";" e "${entry}")
     list(GET e 0 name)
     list(GET e 1 priority)
     list(GET e 2 max_m)
-    list(GET e 3 ptx)
+    list(GET e 3 min_m)
+    list(GET e 4 ptx)
     file(STRINGS "${ptx}" exported REGEX "^\\.global \\.align 4 \\.u32 ${name}_[a-z_]+( = [0-9]+)?;")
     foreach(f IN LISTS fields)
         set(${f} "")
@@ -44,16 +46,22 @@ foreach(entry IN LISTS entries)
     endforeach()
     list(LENGTH abi_words n_abi)
     list(LENGTH b_layout_words n_bl)
-    if(NOT abi LESS n_abi OR NOT b_layout LESS n_bl)
-        message(FATAL_ERROR "manifest.cmake: ${name} exports abi ${abi} / b_layout ${b_layout}: unknown code")
+    list(LENGTH accum_words n_acc)
+    if(NOT abi LESS n_abi OR NOT b_layout LESS n_bl OR NOT accum LESS n_acc)
+        message(FATAL_ERROR "manifest.cmake: ${name} exports abi ${abi} / b_layout ${b_layout} / accum ${accum}: "
+                            "unknown code")
     endif()
+    list(GET accum_words ${accum} accum_word)
     list(GET abi_words ${abi} abi_word)
     list(GET b_layout_words ${b_layout} b_layout_word)
     if(max_m EQUAL 0)
         set(max_m "")  # an empty cell: any M
     endif()
+    if(min_m EQUAL 0)
+        set(min_m "")
+    endif()
     string(APPEND csv "${tile_m},${tile_n},${split_k},0,${name},${name}.cubin,sm_90a,${threads},${smem_bytes},"
-                      "${abi_word},${b_layout_word},plain,${max_m},${priority}\n")
+                      "${abi_word},${b_layout_word},plain,${max_m},${min_m},${priority},${accum_word}\n")
 endforeach()
 
 file(WRITE "${OUT}" "${csv}")

@@ -30,24 +30,28 @@
 #define F4GEMM_CAT(a, b) F4GEMM_CAT2(a, b)
 
 // A kernel's manifest row, as far as the kernel itself decides it: dynamic shared memory bytes, threads per
-// block, tile_M x tile_N, whether it takes split-K, its abi and its B layout, exported as constants that the
-// PTX spells `.global .align 4 .u32 <knl_name>_<field> = <n>;`. The build reads them from the .ptx to write
-// the manifest (kernels/sm90a/manifest.cmake), so each is computed once, in the kernel source, and never
-// restated in CMake; the selection policy's fields (priority, max_m) come from kernels/sm90a/kernels.json.
-// Not read at run time. Codes: abi 0 sm90v1, 1 sm90pp1, 2 sm90pa1; b_layout 0 plain, 1 frag16s (the W body).
+// block, tile_M x tile_N, whether it takes split-K, its abi, its B layout and the accumulation mode it
+// implements, exported as constants that the PTX spells `.global .align 4 .u32 <knl_name>_<field> = <n>;`.
+// The build reads them from the .ptx to write the manifest (kernels/sm90a/manifest.cmake), so each is
+// computed once, in the kernel source, and never restated in CMake; the selection policy's fields (priority,
+// max_m, min_m) come from kernels/sm90a/kernels.json. Not read at run time. Codes: abi 0 sm90v1, 1 sm90pp1,
+// 2 sm90pa1; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md).
 #define F4GEMM_ABI_SM90V1 0
 #define F4GEMM_ABI_SM90PP1 1
 #define F4GEMM_ABI_SM90PA1 2
 #define F4GEMM_B_PLAIN 0
 #define F4GEMM_B_FRAG16S 1
-#define F4GEMM_EXPORT_ROW(knl_name, smem_bytes, threads, tile_m, tile_n, split_k, abi, b_layout)     \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _smem_bytes) = (unsigned)(smem_bytes); \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _threads) = (unsigned)(threads);       \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_m) = (unsigned)(tile_m);         \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_n) = (unsigned)(tile_n);         \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _split_k) = (unsigned)(split_k);       \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _abi) = (unsigned)(abi);               \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _b_layout) = (unsigned)(b_layout)
+#define F4GEMM_ACCUM_EXACT 0
+#define F4GEMM_ACCUM_PROMOTED 1
+#define F4GEMM_EXPORT_ROW(knl_name, smem_bytes, threads, tile_m, tile_n, split_k, abi, b_layout, accum) \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _smem_bytes) = (unsigned)(smem_bytes);    \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _threads) = (unsigned)(threads);          \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_m) = (unsigned)(tile_m);            \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_n) = (unsigned)(tile_n);            \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _split_k) = (unsigned)(split_k);          \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _abi) = (unsigned)(abi);                  \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _b_layout) = (unsigned)(b_layout);        \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _accum) = (unsigned)(accum)
 
 namespace f4gemm {
 namespace sm90 {

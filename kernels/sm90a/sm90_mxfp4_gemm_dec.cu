@@ -236,7 +236,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
 
 // No split-K (the CTA's warps split K among themselves); B from W.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, 0, F4GEMM_ABI_SM90V1,
-                  F4GEMM_B_FRAG16S);
+                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_EXACT);
 
 extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {

@@ -50,6 +50,13 @@
 #define F4GEMM_SPAN 1
 #endif
 
+//   PROMOTE  0: accumulation mode exact (a fresh accumulator per 32-K scale block, promoted into fp32);
+//            P > 0: mode promoted, one wgmma chain over P stages (P * 128 K: 4P k32 steps accumulating in
+//            the tensor core) per promotion (docs/VERIFY.md, "Promoted mode")
+#ifndef F4GEMM_PROMOTE
+#define F4GEMM_PROMOTE 0
+#endif
+
 #define F4GEMM_PREPASS_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)
 
 namespace {
@@ -60,6 +67,7 @@ constexpr int BLOCK_N = F4GEMM_BLOCK_N;
 constexpr int kStages = F4GEMM_STAGES;
 constexpr int kGroupM = F4GEMM_GROUP_M;
 constexpr int kSpan = F4GEMM_SPAN;
+constexpr int kPromote = F4GEMM_PROMOTE;
 constexpr int kKStage = 128;                      // K per stage = one 128-byte swizzle atom of e5m2
 constexpr int kSteps = kKStage / 32;              // k32 wgmmas (= scale blocks) per stage
 constexpr int kConsumers = BLOCK_M / 64;          // consumer warpgroups 1..kConsumers, 64 A rows each
@@ -85,6 +93,10 @@ static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "wgmma N with a
 static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
 static_assert(kStages >= 2 * kSpan, "a ring");
 static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
+static_assert(kPromote == 0 || kPromote == 1 || kPromote == 2,
+              "a promotion unit divides the (even) stage count");
+static_assert(kPromote == 0 || kSpan * kPromote <= 2,
+              "a straight-line block of units covers at most 2 stages");
 
 // Shared memory (offsets from a 1024-byte aligned base): per stage A (BLOCK_M, 128 B) then B
 // (BLOCK_N, 128 B), both SW128 K-major, exactly as the pre-pass wrote them; then the mbarriers and the
@@ -122,7 +134,33 @@ __device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, 
 }
 
 using WgmmaSS = WgmmaE5m2SS<BLOCK_N>;
+using WgmmaSSAcc = WgmmaE5m2SSAcc<BLOCK_N>;
 static_assert(WgmmaSS::kRegs == kAccRegs, "accumulator fragment size");
+
+// Promoted mode: the chain of unit u (stages u * kPromote ..), 4 * kPromote k32 wgmmas into f (the first
+// overwrites it), one commit group. A function rather than a lambda so that it is always inlined: as a lambda
+// called twice ptxas kept both accumulators in local memory and serialised the wgmmas (C7514).
+__device__ __forceinline__ void promoted_chain(float (&f)[kAccRegs], int u, uint8_t* smem, uint64_t* bar_full,
+                                               int c) {
+#pragma unroll
+    for (int ss = 0; ss < (kPromote > 0 ? kPromote : 1); ++ss) {
+        const int s = u * kPromote + ss, slot = s % kStages;
+        mbar_wait(&bar_full[slot], (s / kStages) & 1);
+        if (ss == 0)
+            wgmma_fence();  // after the wait: a branch between the fence and the wgmma serialised them
+        const uint32_t base = smem_u32(smem + slot * kStageBytes);
+#pragma unroll
+        for (int j = 0; j < kSteps; ++j) {
+            const uint64_t da = make_desc_sw128(base + c * (64 * 128) + j * 32);
+            const uint64_t db = make_desc_sw128(base + kABytes + j * 32);
+            if (ss == 0 && j == 0)
+                WgmmaSS::mma(f, da, db);
+            else
+                WgmmaSSAcc::mma(f, da, db);
+        }
+    }
+    wgmma_commit();
+}
 
 constexpr int kPrepassThreads = 256;  // one warp per row of A, one warp per (16-row group, chunk subset) of B
 constexpr int kBChunkWarps = 16;      // B: the 16 warps of a 16-row group split its 128-K chunks
@@ -130,7 +168,7 @@ constexpr int kBChunkWarps = 16;      // B: the 16 warps of a 16-row group split
 
 // No split-K (the pre-pass image covers the whole K); B from W.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PP1,
-                  F4GEMM_B_FRAG16S);
+                  F4GEMM_B_FRAG16S, kPromote > 0 ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
 
 // =============================================================================================
 // Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory; warp w of the grid is
@@ -310,7 +348,33 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     };
     auto promote = [&](float(&f)[kAccRegs]) { promote_add(acc, f); };
 
-    if constexpr (kDoubleFrag) {
+    if constexpr (kPromote > 0) {
+        // Promoted: one chain of 4 * kPromote k32 wgmmas per unit of kPromote stages into one accumulator
+        // (the first overwrites it), committed as one group; per straight-line block of kSpan units, unit
+        // q+1's chain is issued before unit q's 64 FADDs (a quarter of the exact mode's per 128 K).
+        static_assert(kDoubleFrag, "the promoted schedule keeps two chains' accumulators");
+        const int units = nks / (kPromote > 0 ? kPromote : 1);
+        auto release = [&](int u) {
+#pragma unroll
+            for (int ss = 0; ss < kPromote; ++ss) mbar_arrive(&bar_empty[(u * kPromote + ss) % kStages]);
+        };
+        for (int u0 = 0; u0 < units; u0 += kSpan) {
+            promoted_chain(frag[0], u0, smem, bar_full, c);
+            if constexpr (kSpan == 2) {
+                promoted_chain(frag[1], u0 + 1, smem, bar_full, c);
+                wgmma_wait<1>();
+                promote_add(acc, frag[0]);
+                release(u0);
+                wgmma_wait<0>();
+                promote_add(acc, frag[1]);
+                release(u0 + 1);
+            } else {
+                wgmma_wait<0>();
+                promote_add(acc, frag[0]);
+                release(u0);
+            }
+        }
+    } else if constexpr (kDoubleFrag) {
         // Per block of kSpan stages, straight-line: wgmma q+1 is issued before the FADDs of step q, and
         // the block drains before the next one (the other consumer warpgroup covers the bubble). With a
         // wgmma in flight across the loop's back edge, or issued under a run-time condition, ptxas

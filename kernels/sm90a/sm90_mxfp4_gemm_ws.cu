@@ -79,6 +79,13 @@
 #ifndef F4GEMM_A_PREPASS
 #define F4GEMM_A_PREPASS 0
 #endif
+//   PROMOTE  0: accumulation mode exact (the schedules above). 1 (needs A_PREPASS): mode promoted, per stage
+//            (128 K) one chain of 4 k32 wgmmas per part into one accumulator, B's block scales folded into
+//            its e5m2 fragments by the LUT (cvt8_bitplane) instead of applied at promotion, and one FADD per
+//            accumulator per stage (docs/VERIFY.md, "Promoted mode").
+#ifndef F4GEMM_PROMOTE
+#define F4GEMM_PROMOTE 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -89,6 +96,8 @@ constexpr int K_STAGE = F4GEMM_K_STAGE;
 constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // B = the W body: bit-plane words in the frag16s layout
 constexpr bool kAPreS = F4GEMM_A_PREPASS != 0;   // the A image is the S operand (pab_*): WG0 converts nothing
+constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (128-K chains)
+static_assert(!kPromote || kAPreS, "the promoted schedule is written for the A pre-pass kernels (pab_*)");
 static_assert(F4GEMM_R_BITPLANE == 0 || F4GEMM_R_BITPLANE == 2, "B: plain rows (0) or the W body (2)");
 static_assert(!kAPreS || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
               "A pre-pass as S: B from W, the rotating schedule, one 128-byte atom per stage");
@@ -192,8 +201,8 @@ using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::ty
 
 // Split-K: any num_splits, except with the A pre-pass (one image of A's whole K, sm90pa1).
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS ? 0 : 1,
-                  kAPreS ? F4GEMM_ABI_SM90PA1 : F4GEMM_ABI_SM90V1,
-                  kRFrag ? F4GEMM_B_FRAG16S : F4GEMM_B_PLAIN);
+                  kAPreS ? F4GEMM_ABI_SM90PA1 : F4GEMM_ABI_SM90V1, kRFrag ? F4GEMM_B_FRAG16S : F4GEMM_B_PLAIN,
+                  kPromote ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
 
 #if F4GEMM_A_PREPASS
 // Pre-pass: grid = ceil(Mr / 8) CTAs of 256 threads, one warp per A row (padded rows included: they are
@@ -571,7 +580,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
         }
         uint32_t(&af)[4] = a[j % kABufs];
-        if constexpr (kRFrag) {
+        if constexpr (kPromote) {  // B's block scale folded in: e2m1 * 2^(e - ref), |e - ref| <= 13
+            uint32_t l0, h0, l1, h1;
+            make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
+            make_lut((int)((sc1 >> (8 * j)) & 0xFF) - ref1, l1, h1);
+            cvt8_bitplane(x0, l0, h0, af[0], af[2]);
+            cvt8_bitplane(x1, l1, h1, af[1], af[3]);
+        } else if constexpr (kRFrag) {
             af[0] =
                 f4gemm::bitplane_lo_e5m2(x0);  // e0..e3 as e5m2 of e2m1 * 2^-14 (include/f4gemm/bitplane.h)
             af[2] = f4gemm::bitplane_hi_e5m2(x0);  // e4..e7
@@ -586,7 +601,52 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     };
 
-    if constexpr (kRotate) {
+    if constexpr (kPromote) {
+        // Promoted: per stage, for each k32 step j the B fragment is converted (scale folded) and one wgmma
+        // per part adds step j into the part's accumulator (j = 0 overwrites it): kParts chains of kSteps
+        // wgmmas, one commit group; then one FADD per accumulator register. Conversion of step j + 1 runs
+        // while the wgmmas of step j do; the stage drains before its FADDs, and the other consumer warpgroup
+        // keeps the tensor cores busy meanwhile (two consumer warpgroups, as DeepGEMM overlaps promotion).
+        float fp[kParts][kPartRegs];
+        using WgmmaP = WgmmaE5m2<kPartN>;
+        using WgmmaPAcc = WgmmaE5m2Acc<kPartN>;
+        static_assert(WgmmaP::kRegs == kPartRegs, "part accumulator size");
+        for (int s = 0; s < nks; ++s) {
+            const int slot = s % kStages;
+#pragma unroll
+            for (int j = 0; j < kSteps; ++j) {
+                prep(s, j);
+                if (j == 0) {
+                    mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+                    wgmma_fence();
+                }
+                const uint64_t desc0 = make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
+                                       (uint64_t)(((j / 4) * (BLOCK_S * 128) + (j % 4) * 32) >> 4);
+#pragma unroll
+                for (int pp = 0; pp < kParts; ++pp) {
+                    const uint64_t desc = desc0 + (uint64_t)((pp * (kPartN * 128)) >> 4);
+                    if (j == 0)
+                        WgmmaP::mma(fp[pp], a[j], desc);
+                    else
+                        WgmmaPAcc::mma(fp[pp], a[j], desc);
+                }
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+#pragma unroll
+            for (int j = 0; j < kSteps; ++j)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) fence_reg(a[j][i]);
+#pragma unroll
+            for (int pp = 0; pp < kParts; ++pp)
+#pragma unroll
+                for (int i = 0; i < kPartRegs; ++i) {
+                    fence_reg(fp[pp][i]);
+                    acc[pp * kPartRegs + i] += fp[pp][i];
+                }
+            mbar_arrive(&bar_s8_empty[slot]);
+        }
+    } else if constexpr (kRotate) {
         // Rotating fresh accumulators: sub-step q + kDepth - 1 is issued before sub-step q is promoted,
         // so kDepth - 1 wgmmas run while the FADDs of the oldest one issue. Each wgmma still covers one
         // k32 scale block of each operand (scale-d = 0): exactness is that of the original schedule.
@@ -746,7 +806,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int rr = h ? rr1 : rr0;
-            const int eR = (h ? ref1 : ref0) - 127 + (kRFrag ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
+            const int eR =
+                (h ? ref1 : ref0) - 127 + (kRFrag && !kPromote ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
             const bool nR = (nan_r >> h) & 1;
             float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
             float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);

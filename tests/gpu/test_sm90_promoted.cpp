@@ -1,0 +1,205 @@
+// GPU tests of the promoted accumulation mode (docs/VERIFY.md, "Promoted mode: the bound"): every promoted
+// kernel of the manifest on the four input families the bound is stated for, at K = 4096 and 16384, each
+// output against |d - ref| <= 2^-8 |ref| + c_w * sum_k |a_k b_k| (ref and the sum in float64), and the
+// measured constant c = max over outputs of max(0, |d - ref| - 2^-8 |ref|) / sum_k |a_k b_k|, printed per
+// family and K, at most 2^-11 on seed-like and Gaussian data. NaN scales give NaN in exactly the affected
+// outputs, as in the exact mode. Skipped without an NVIDIA GPU or without the built kernels.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "f4gemm/accum.hpp"
+#include "f4gemm/formats.hpp"
+#include "f4gemm/weight.h"
+#include "launcher.hpp"
+
+using namespace f4gemm;
+
+namespace {
+
+struct Gpu {
+    std::unique_ptr<Device> dev;
+    Manifest manifest;
+};
+
+Gpu* gpu() {
+    static Gpu* g = [] {
+        auto* s = new Gpu;
+        if (cuda_device_count() == 0) return s;
+        const std::string dir = builtin_co_dir();
+        if (dir.empty()) return s;
+        s->dev = make_cuda_device(0);
+        s->manifest = filter_for_device(load_manifest(dir), BackendKind::Cuda, s->dev->props().arch);
+        return s;
+    }();
+    return g;
+}
+
+#define REQUIRE_GPU()                                                                     \
+    do {                                                                                  \
+        if (!gpu()->dev) GTEST_SKIP() << "no NVIDIA GPU or no built sm_90a kernels here"; \
+    } while (0)
+
+std::vector<int> promoted_kernels() {
+    std::vector<int> out;
+    for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i)
+        if (gpu()->manifest.kernels[i].accum == Accum::Promoted) out.push_back(int(i));
+    return out;
+}
+
+// Gaussian activations and weights with outlier channels: N(0, 1), every 61st K channel of A and every 89th
+// of B scaled by 64 (the LLM activation pattern), quantized by the host quantizer.
+MxOperand gaussian_outliers(size_t rows, size_t k, uint32_t seed, size_t period) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.f, 1.f);
+    std::vector<float> x(rows * k);
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < k; ++c) x[r * k + c] = g(rng) * (c % period == 7 ? 64.f : 1.f);
+    MxOperand o;
+    o.rows = rows;
+    o.k = k;
+    o.packed.resize(rows * k / 2);
+    o.scales.resize(rows * k / 32);
+    quantize_mxfp4(x.data(), rows, k, o.packed.data(), o.scales.data());
+    return o;
+}
+
+// Adversarial chunks: the seed's uniform nibbles, and inside every 128-K chunk (4 scale blocks) block
+// exponents 127 + {0, d, d/2, 0}, d = 8, 12, 16 or 20 by row, on A and B at once: the four k32 steps of one
+// promotion meet products up to 2d = 40 binades apart, and every row spans d <= 26 binades, so all of it runs
+// the folded (fast) path, not the exact fallback.
+MxOperand adversarial(size_t rows, size_t k, uint32_t seed) {
+    std::mt19937 rng(seed);
+    MxOperand o;
+    o.rows = rows;
+    o.k = k;
+    o.packed.resize(rows * k / 2);
+    o.scales.resize(rows * k / 32);
+    for (auto& b : o.packed) b = uint8_t(rng());
+    const int pattern[4] = {0, 2, 1, 0};  // in units of d/2
+    for (size_t r = 0; r < rows; ++r) {
+        const int d = 8 + int((r + seed) % 4) * 4;
+        for (size_t b = 0; b < k / 32; ++b)
+            o.scales[r * (k / 32) + b] = uint8_t(127 + pattern[b % 4] * d / 2);
+    }
+    return o;
+}
+
+struct Outcome {
+    double c = 0;        // the measured constant
+    size_t over = 0;     // outputs outside the bound
+    size_t nan_bad = 0;  // NaN where the reference is finite or the other way round
+};
+
+// Runs kernel `kern` on p and judges every output by the promoted bound.
+Outcome judge(int kern, const Problem& p) {
+    GpuGemm g(*gpu()->dev, gpu()->manifest, kern, 0, p);
+    const std::vector<uint16_t> d = g.run_and_fetch();
+    const size_t m = size_t(p.m), n = size_t(p.n), k = size_t(p.k);
+    // Decoded operands (exact in double) for the reference and the absolute sums.
+    std::vector<double> a(m * k), b(n * k);
+    for (size_t r = 0; r < m; ++r)
+        for (size_t c = 0; c < k; ++c)
+            a[r * k + c] = double(e2m1_to_float((p.a.packed[r * k / 2 + c / 2] >> (4 * (c % 2))) & 15)) *
+                           e8m0_to_double(p.a.scales[r * (k / 32) + c / 32]);
+    for (size_t r = 0; r < n; ++r)
+        for (size_t c = 0; c < k; ++c)
+            b[r * k + c] = double(e2m1_to_float((p.b.packed[r * k / 2 + c / 2] >> (4 * (c % 2))) & 15)) *
+                           e8m0_to_double(p.b.scales[r * (k / 32) + c / 32]);
+    const double cw = promoted_cw(w_k_pad(k));
+    Outcome o;
+    for (size_t i = 0; i < m; ++i)
+        for (size_t j = 0; j < n; ++j) {
+            double ref = 0, s = 0;
+            const double* ar = &a[i * k];
+            const double* br = &b[j * k];
+            for (size_t t = 0; t < k; ++t) {
+                ref += ar[t] * br[t];
+                s += std::fabs(ar[t] * br[t]);
+            }
+            ref *= p.alpha;
+            s *= std::fabs(p.alpha);
+            const double got = double(bf16_to_float(d[i * n + j]));
+            if (std::isnan(ref) || std::isnan(got)) {
+                o.nan_bad += std::isnan(ref) != std::isnan(got);
+                continue;
+            }
+            const double excess = std::fabs(got - ref) - std::ldexp(std::fabs(ref), -8);
+            if (excess > cw * s) ++o.over;
+            if (excess > 0) o.c = std::max(o.c, s > 0 ? excess / s : INFINITY);
+        }
+    return o;
+}
+
+}  // namespace
+
+TEST(Sm90Promoted, ManifestHasAPromotedKernel) {
+    REQUIRE_GPU();
+    EXPECT_FALSE(promoted_kernels().empty()) << "no kernel of the manifest implements accum promoted";
+}
+
+// The bound on the four families, K = 4096 and 16384; the constant per family and K is printed.
+TEST(Sm90Promoted, BoundHoldsAndConstantIsSmallOnEveryFamily) {
+    REQUIRE_GPU();
+    const int m = 128, n = 256;
+    for (int kern : promoted_kernels()) {
+        const std::string name = gpu()->manifest.kernels[size_t(kern)].co_name;
+        for (int k : {4096, 16384}) {
+            for (const char* family : {"seed", "gaussian_outliers", "wide", "adversarial"}) {
+                Problem p;
+                const std::string f = family;
+                if (f == "seed" || f == "wide") {
+                    p = make_problem(m, n, k, 1.f, 0.f, f == "seed" ? DataKind::Seed : DataKind::WideScale,
+                                     kSeedA + uint32_t(k), kSeedB + uint32_t(k), false);
+                } else {
+                    p.m = m;
+                    p.n = n;
+                    p.k = k;
+                    p.a = f == "adversarial" ? adversarial(size_t(m), size_t(k), 11u)
+                                             : gaussian_outliers(size_t(m), size_t(k), 11u, 61);
+                    p.b = f == "adversarial" ? adversarial(size_t(n), size_t(k), 23u)
+                                             : gaussian_outliers(size_t(n), size_t(k), 23u, 89);
+                }
+                const Outcome o = judge(kern, p);
+                std::printf("promoted %s %s K=%d: c = %.3g (2^%.1f), outside the bound %zu of %d\n",
+                            name.c_str(), family, k, o.c, o.c > 0 ? std::log2(o.c) : -INFINITY, o.over,
+                            m * n);
+                EXPECT_EQ(o.over, 0u) << name << " " << family << " K=" << k;
+                EXPECT_EQ(o.nan_bad, 0u) << name << " " << family << " K=" << k;
+                if (f == "seed" || f == "gaussian_outliers") {
+                    EXPECT_LE(o.c, std::ldexp(1.0, -11)) << name << " " << family << " K=" << k;
+                }
+            }
+        }
+    }
+}
+
+// NaN scales: NaN in exactly the affected outputs (rows of A / columns of B holding a 0xFF scale).
+TEST(Sm90Promoted, NanScaleGivesNanInExactlyTheAffectedOutputs) {
+    REQUIRE_GPU();
+    for (int kern : promoted_kernels()) {
+        const Problem p = make_problem(256, 512, 1024, 1.f, 0.f, DataKind::NanScale, kSeedA, kSeedB, false);
+        const Outcome o = judge(kern, p);
+        EXPECT_EQ(o.nan_bad, 0u) << gpu()->manifest.kernels[size_t(kern)].co_name;
+        EXPECT_EQ(o.over, 0u) << gpu()->manifest.kernels[size_t(kern)].co_name;
+    }
+}
+
+// Ragged shapes (K padded inside W and A, N not a multiple of 16, M not a multiple of the tile) with
+// alpha = -0.5 (sign and scale of the epilogue).
+TEST(Sm90Promoted, RaggedShapesAndAlpha) {
+    REQUIRE_GPU();
+    for (int kern : promoted_kernels()) {
+        for (auto s : {std::array<int, 3>{130, 1000, 2880}, std::array<int, 3>{257, 201, 1056}}) {
+            const Problem p =
+                make_problem(s[0], s[1], s[2], -0.5f, 0.f, DataKind::Gaussian, kSeedA + 3, kSeedB + 5, false);
+            const Outcome o = judge(kern, p);
+            EXPECT_EQ(o.over, 0u) << gpu()->manifest.kernels[size_t(kern)].co_name << " " << s[0] << "x"
+                                  << s[1] << "x" << s[2];
+            EXPECT_EQ(o.nan_bad, 0u);
+        }
+    }
+}
