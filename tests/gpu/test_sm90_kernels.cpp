@@ -146,6 +146,7 @@ TEST(Sm90, DevLadderKernels) {
     const Problem p = make_problem(130, 1040, 1024, 2.f, 0.5f, DataKind::Seed, kSeedA, kSeedB, true);
     const std::vector<float> ref = reference_for(p);
     for (size_t i = 0; i < ladder.kernels.size(); ++i) {
+        if (ladder.kernels[i].accum != Accum::Exact) continue;  // DevLadderPromotedKernels
         GpuGemm g(*gpu()->dev, ladder, int(i), 0, p);
         const std::vector<uint16_t> d = g.run_and_fetch();
         const VerifyResult v = verify_bf16(d.data(), size_t(p.n), ref.data(), size_t(p.m), size_t(p.n),
@@ -430,7 +431,7 @@ TEST(Sm90, TuneWritesATableTheDriverPrefers) {
     const auto [rc, out] = run("tune --shape 200x1024x1024 --reps 1 --iters 3 --out " + csv);
     ASSERT_EQ(rc, 0) << out;
     EXPECT_EQ(out.find("FAILED"), std::string::npos) << out;
-    const size_t best = out.find("best 200x1024x1024: ");
+    const size_t best = out.find("best 200x1024x1024 (accum exact): ");
     ASSERT_NE(best, std::string::npos) << out;
     // Per operand set (200x1024x1024 rotates 8 sets past 2x L2): A once, B once (the one packed weight
     // format of the manifest); every other candidate reuses them.
@@ -447,9 +448,10 @@ TEST(Sm90, TuneWritesATableTheDriverPrefers) {
     ASSERT_TRUE(std::getline(t, header));
     ASSERT_TRUE(std::getline(t, row));
     EXPECT_FALSE(std::getline(t, extra) && !extra.empty()) << "one shape, one row";
-    EXPECT_EQ(header.rfind("cu_num,M,N,K,kernelName,splitK", 0), 0u) << header;
-    EXPECT_NE(row.find(",200,1024,1024,"), std::string::npos) << row;
-    const std::string kernel = row.substr(0, row.find(".cubin") + 6).substr(row.find(",1024,1024,") + 11);
+    EXPECT_EQ(header.rfind("cu_num,M,N,K,accum,kernelName,splitK", 0), 0u) << header;
+    EXPECT_NE(row.find(",200,1024,1024,exact,"), std::string::npos) << row;
+    const std::string kernel =
+        row.substr(0, row.find(".cubin") + 6).substr(row.find(",1024,1024,exact,") + 17);
     const auto [rc2, out2] = run("--dry-run -m 200 -n 1024 -k 1024 --tuned " + csv);
     EXPECT_EQ(rc2, 0) << out2;
     EXPECT_NE(out2.find("lists this shape"), std::string::npos) << out2;

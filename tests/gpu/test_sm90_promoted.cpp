@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <random>
 
 #include "f4gemm/accum.hpp"
@@ -94,9 +95,11 @@ struct Outcome {
     size_t nan_bad = 0;  // NaN where the reference is finite or the other way round
 };
 
-// Runs kernel `kern` on p and judges every output by the promoted bound.
-Outcome judge(int kern, const Problem& p) {
-    GpuGemm g(*gpu()->dev, gpu()->manifest, kern, 0, p);
+// Runs kernel `kern` of `man` (default: the shipped manifest) on p and judges every output by the promoted
+// bound, its c_w scaled by `chain` (the kernel's chain length in 128-K stages: the dev ladder's
+// pp_128x128_p2 chains 256 K, twice the truncating steps).
+Outcome judge(int kern, const Problem& p, const Manifest* man = nullptr, double chain = 1.0) {
+    GpuGemm g(*gpu()->dev, man ? *man : gpu()->manifest, kern, 0, p);
     const std::vector<uint16_t> d = g.run_and_fetch();
     const size_t m = size_t(p.m), n = size_t(p.n), k = size_t(p.k);
     // Decoded operands (exact in double) for the reference and the absolute sums.
@@ -109,7 +112,7 @@ Outcome judge(int kern, const Problem& p) {
         for (size_t c = 0; c < k; ++c)
             b[r * k + c] = double(e2m1_to_float((p.b.packed[r * k / 2 + c / 2] >> (4 * (c % 2))) & 15)) *
                            e8m0_to_double(p.b.scales[r * (k / 32) + c / 32]);
-    const double cw = promoted_cw(w_k_pad(k));
+    const double cw = chain * promoted_cw(w_k_pad(k));
     Outcome o;
     for (size_t i = 0; i < m; ++i)
         for (size_t j = 0; j < n; ++j) {
@@ -202,4 +205,29 @@ TEST(Sm90Promoted, RaggedShapesAndAlpha) {
             EXPECT_EQ(o.nan_bad, 0u);
         }
     }
+}
+
+// The dev ladder's promoted kernels (pp_128x128_p2: one chain per 256 K, not shipped): the bound with c_w
+// doubled, and the constant on seed and Gaussian data.
+TEST(Sm90Promoted, DevLadderPromotedKernels) {
+    REQUIRE_GPU();
+    const std::string dir = gpu()->manifest.dir + "/dev";
+    if (!std::ifstream(dir + "/" + kManifestFile).good()) GTEST_SKIP() << "no dev ladder built";
+    const Manifest ladder =
+        filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    int n = 0;
+    for (size_t i = 0; i < ladder.kernels.size(); ++i) {
+        if (ladder.kernels[i].accum != Accum::Promoted) continue;
+        ++n;
+        for (DataKind kind : {DataKind::Seed, DataKind::Gaussian}) {
+            const Problem p = make_problem(256, 512, 8192, 1.f, 0.f, kind, kSeedA, kSeedB, false);
+            const Outcome o = judge(int(i), p, &ladder, 2.0);
+            std::printf("promoted (dev) %s %s K=8192: c = %.3g\n", ladder.kernels[i].co_name.c_str(),
+                        to_string(kind), o.c);
+            EXPECT_EQ(o.over, 0u) << ladder.kernels[i].co_name;
+            EXPECT_EQ(o.nan_bad, 0u) << ladder.kernels[i].co_name;
+            EXPECT_LE(o.c, std::ldexp(1.0, -11)) << ladder.kernels[i].co_name;
+        }
+    }
+    EXPECT_GE(n, 1) << "the dev ladder lists no promoted kernel";
 }
