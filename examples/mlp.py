@@ -85,6 +85,8 @@ def main():
     up = torch.nn.Linear(h, i, bias=False, device=dev, dtype=torch.bfloat16)
     down = torch.nn.Linear(i, h, bias=False, device=dev, dtype=torch.bfloat16)
     f4_up, f4_down = f4gemm.torch.Linear.from_linear(up), f4gemm.torch.Linear.from_linear(down)
+    p4_up = f4gemm.torch.Linear.from_linear(up, accum="promoted")
+    p4_down = f4gemm.torch.Linear.from_linear(down, accum="promoted")
     up8, up8_s = fp8_weight(up.weight)
     down8, down8_s = fp8_weight(down.weight)
     sess = f4gemm.default_session("cuda")
@@ -93,20 +95,23 @@ def main():
           f"f4gemm {(f4_up.weight_packed.numel() + f4_down.weight_packed.numel()) / 1e6:.0f} MB")
     print(f"timing: one CUDA graph of {args.calls} calls per system, median of {args.reps} replays; error: relative "
           f"Frobenius norm against bf16")
-    head = (f"{'batch':>6} {'f4gemm us':>10} {'bf16 us':>9} {'fp8 us':>9} {'bf16/f4':>8} {'fp8/f4':>7} "
-            f"{'err f4gemm':>10} {'err fp8':>9}  kernels (up, down)")
+    head = (f"{'batch':>6} {'f4gemm us':>10} {'promoted':>9} {'bf16 us':>9} {'fp8 us':>9} {'bf16/f4':>8} "
+            f"{'fp8/f4':>7} {'fp8/prom':>8} {'err f4gemm':>10} {'err prom':>9} {'err fp8':>8}  kernels (up, down; "
+            f"exact / promoted)")
     print(head)
     print("-" * len(head))
     for m in batches:
         x = torch.randn(m, h, device=dev, dtype=torch.bfloat16)
         fns = {
             "f4gemm": lambda: f4_down(F.silu(f4_up(x))),
+            "promoted": lambda: p4_down(F.silu(p4_up(x))),
             "bf16": lambda: F.linear(F.silu(F.linear(x, up.weight)), down.weight),
             "fp8": lambda: fp8_linear(F.silu(fp8_linear(x, up8, up8_s)), down8, down8_s),
         }
         with torch.no_grad():
             ref = fns["bf16"]()
             err_f4 = rel_err(fns["f4gemm"](), ref)
+            err_p4 = rel_err(fns["promoted"](), ref)
             try:
                 err_fp8 = rel_err(fns["fp8"](), ref)
             except RuntimeError as e:  # a shape cuBLASLt's FP8 refuses
@@ -115,10 +120,12 @@ def main():
                 err_fp8 = float("nan")
             t = time_graphs(fns, args.calls, args.reps)
         t_fp8 = t.get("fp8", float("nan"))
-        k_up = f4gemm.select(m, i, h)["kernel"].replace(".cubin", "").replace("f4gemm_sm90a_", "")
-        k_down = f4gemm.select(m, h, i)["kernel"].replace(".cubin", "").replace("f4gemm_sm90a_", "")
-        print(f"{m:>6} {t['f4gemm']:>10.1f} {t['bf16']:>9.1f} {t_fp8:>9.1f} {t['bf16'] / t['f4gemm']:>7.2f}x "
-              f"{t_fp8 / t['f4gemm']:>6.2f}x {err_f4:>10.4f} {err_fp8:>9.4f}  {k_up}, {k_down}")
+        def kern(mm, nn, kk, accum):
+            return f4gemm.select(mm, nn, kk, accum=accum)["kernel"].replace(".cubin", "").replace("f4gemm_sm90a_", "")
+        ks = f"{kern(m, i, h, 'exact')}, {kern(m, h, i, 'exact')} / {kern(m, i, h, 'promoted')}, {kern(m, h, i, 'promoted')}"
+        print(f"{m:>6} {t['f4gemm']:>10.1f} {t['promoted']:>9.1f} {t['bf16']:>9.1f} {t_fp8:>9.1f} "
+              f"{t['bf16'] / t['f4gemm']:>7.2f}x {t_fp8 / t['f4gemm']:>6.2f}x {t_fp8 / t['promoted']:>7.2f}x "
+              f"{err_f4:>10.4f} {err_p4:>9.4f} {err_fp8:>8.4f}  {ks}")
     print(f"({time.time() - t0:.0f} s; bf16/f4 and fp8/f4 above 1 mean f4gemm is faster)")
 
 

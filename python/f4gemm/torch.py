@@ -29,14 +29,16 @@ class Linear(nn.Module):
     Buffers: `weight_packed` (uint8, the packed W) and `bias` (bf16 [out_features] or None). The output is bf16
     for bf16 input and float32 for float32 input (the GEMM's bf16 result widened)."""
 
-    def __init__(self, weight: Weight, bias: Optional[torch.Tensor] = None):
+    def __init__(self, weight: Weight, bias: Optional[torch.Tensor] = None, accum: str = "exact"):
         super().__init__()
+        _core._check_accum(accum)
         if not isinstance(weight, Weight):
             raise ValueError(f"weight: got {type(weight).__name__}: pass an f4gemm.Weight "
                              f"(f4gemm.pack_weight(q, scales)) or use Linear.from_linear(nn_linear)")
         if not weight.session.gpu or not isinstance(weight.data, torch.Tensor):
             raise ValueError(f"weight: packed from {weight._kind} arrays on {weight.device}: the Linear runs on a CUDA "
                              f"device; pack it from CUDA torch tensors")
+        self.accum = accum  # "exact" (default) or "promoted" (docs/VERIFY.md section 7)
         self.in_features = weight.k
         self.out_features = weight.n
         self._session = weight.session
@@ -49,9 +51,10 @@ class Linear(nn.Module):
         self.register_buffer("bias", bias)
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear, device: Optional[torch.device] = None) -> "Linear":
+    def from_linear(cls, linear: nn.Linear, device: Optional[torch.device] = None, accum: str = "exact") -> "Linear":
         """An MXFP4 Linear from an nn.Linear: its weight quantized on the GPU and packed once (the bias kept in
-        bf16). device: where to put it (default: the layer's device, which must then be a CUDA device)."""
+        bf16). device: where to put it (default: the layer's device, which must then be a CUDA device). accum: the
+        accumulation mode of its GEMMs, "exact" or "promoted"."""
         if not isinstance(linear, nn.Linear):
             raise ValueError(f"linear: got {type(linear).__name__}: pass a torch.nn.Linear")
         w = linear.weight.detach()
@@ -68,7 +71,7 @@ class Linear(nn.Module):
         q, s = _core.quantize(w)
         packed = _core.pack_weight(q, s)
         bias = linear.bias.detach().to(w.device) if linear.bias is not None else None
-        return cls(packed, bias)
+        return cls(packed, bias, accum)
 
     def packed_weight(self) -> Weight:
         """The layer's packed weight as an f4gemm.Weight (for f4gemm.matmul, Weight.unpack)."""
@@ -113,7 +116,8 @@ class Linear(nn.Module):
             stream = torch.cuda.current_stream(w.device).cuda_stream
             sess._s.quantize(x2.data_ptr(), x2.dtype == torch.bfloat16, m, k, x2.stride(0) if m > 1 else k,
                              a.data_ptr(), sa.data_ptr(), stream)
-            sess._s.gemm(m, n, k, 1.0, 0.0, a.data_ptr(), sa.data_ptr(), w.data_ptr(), 0, d.data_ptr(), stream)
+            sess._s.gemm(m, n, k, 1.0, 0.0, a.data_ptr(), sa.data_ptr(), w.data_ptr(), 0, d.data_ptr(), stream,
+                         self.accum)
             if self.bias is not None:
                 d.add_(self.bias)
         y = d.reshape(*lead, n)
@@ -121,4 +125,5 @@ class Linear(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+                f"accum={self.accum}, "
                 f"weight=MXFP4 packed ({self.weight_packed.numel()} bytes)")

@@ -207,6 +207,35 @@ def _check_linear(torch, shape):
     assert torch.equal(f4(x.float()), y.float())  # float32 input: the same values, widened
 
 
+def test_linear_promoted_obeys_the_bound(torch):
+    """Linear(accum="promoted") at M = 256 (a promoted kernel): within the promoted bound of the same GEMM on the
+    dequantized operands (|y - ref| <= 2^-8 |ref| + c_w sum |x||w|, c_w = 133 * 2^-13 + K/128 * 2^-24 at K = 2048),
+    and far closer than that in practice; the exact Linear on the same input stays within 2^-8 of ref."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(2048, 1024, bias=False).cuda().to(torch.bfloat16)
+    exact = f4gemm.torch.Linear.from_linear(lin)
+    prom = f4gemm.torch.Linear.from_linear(lin, accum="promoted")
+    assert prom.accum == "promoted" and "accum=promoted" in repr(prom)
+    assert f4gemm.select(256, 1024, 2048, accum="promoted")["kernel_accum"] == "promoted"
+    x = torch.randn(256, 2048, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        yp, ye = prom(x).double(), exact(x).double()
+    xq, xs = f4gemm.quantize(x)
+    x_deq = f4gemm.dequantize(xq, xs).double()
+    w_deq = prom.dequantized_weight().double()
+    ref = F.linear(x_deq, w_deq)
+    mag = F.linear(x_deq.abs(), w_deq.abs())
+    cw = 133 * 2.0**-13 + (2048 // 128) * 2.0**-24
+    excess = ((yp - ref).abs() - ref.abs() * 2.0**-8).clamp_min(0)
+    assert bool((excess <= cw * mag).all())
+    assert float((excess / mag).max()) <= 2.0**-11
+    assert bool(((ye - ref).abs() <= ref.abs() * 2.0**-8 + 1e-30).all())
+    with pytest.raises(ValueError, match="promoted"):
+        f4gemm.torch.Linear.from_linear(lin, accum="fast")
+
+
 def test_linear_cuda_graph(torch):
     _, f4 = _linear(torch, 2048, 4096)
     # M = 200: a kernel with a pre-pass (pab_128x128), so the graph holds the Session's workspace
