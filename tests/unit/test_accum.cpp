@@ -209,8 +209,9 @@ TEST(AccumPolicy, TunedTableIsKeyedByMode) {
                      "request is exact"));
 }
 
-// Below every promoted kernel's min_m the exact kernels serve a promoted request, and so does the exact mode's
-// tuned row; where a promoted kernel is offered, an exact row alone does not decide a promoted request.
+// Below every promoted kernel's min_m the exact kernels serve a promoted request, and so does the exact
+// mode's tuned row; where a promoted kernel is offered, an exact row alone does not decide a promoted
+// request.
 TEST(AccumPolicy, PromotedRequestBelowMinMUsesTheExactTunedRow) {
     const Manifest m = manifest();
     const TunedTable t = parse_tuned(
