@@ -41,6 +41,11 @@ struct KernelConfig {
     // "priority": our selection policy keeps, of two candidates covering the same tile (docs/HEURISTIC.md),
     // the one with the lower value, then the one listed first (aiter's manifests: all 0, row order).
     int priority = 0;
+    // "cost_wave_k", "cost_prepass": our sm_90a policy's time model for kernels that carry it (0: none),
+    // fitted to measured times (kernels/sm90a/kernels.json, docs/HEURISTIC.md): predicted us =
+    // cost_wave_k * waves * K_launch + cost_prepass * (rows the pre-pass converts) * K_launch, waves =
+    // ceil(tiles / (CUs x CTAs per CU)).
+    double cost_wave_k = 0, cost_prepass = 0;
     // "accum": the accumulation mode the kernel implements (exact | promoted; include/f4gemm/accum.hpp). A
     // manifest without the column (aiter's, older builds) lists exact kernels only.
     Accum accum = Accum::Exact;

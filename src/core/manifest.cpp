@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -172,6 +173,15 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 if (!v.empty())
                     kc.min_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
                                          source, line_no);
+            } else if (name == "cost_wave_k" || name == "cost_prepass") {
+                if (v.empty()) continue;
+                char* end = nullptr;
+                const double x = std::strtod(v.c_str(), &end);
+                if (*end || !(x >= 0) || !std::isfinite(x))
+                    fail(source, line_no,
+                         "bad " + name + " (got '" + v +
+                             "'): must be a non-negative number (0 or empty: none)");
+                (name == "cost_wave_k" ? kc.cost_wave_k : kc.cost_prepass) = x;
             } else if (name == "priority") {
                 if (!v.empty())
                     kc.priority =

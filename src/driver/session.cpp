@@ -28,6 +28,21 @@ namespace {
 // One pass of our sm_90a filters and aiter's rule over the kernels `in_pool` admits (the others are not
 // visited), `cover` the smallest tile_M covering M (0: none). Appends each candidate's step to `steps` (with
 // explain) and returns the pick (manifest index, -1 when none) and its split.
+// The time model of a kernel that carries one (KernelConfig::cost_wave_k, fitted to measured times,
+// docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K.
+// Negative when the kernel has none.
+double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
+    if (kc.cost_wave_k <= 0 || q.num_cu <= 0) return -1;
+    const double kp = double(kernel_k(kc, q.k));
+    const long tiles_m = (q.m + kc.tile_m - 1) / kc.tile_m, tiles_n = (q.n + kc.tile_n - 1) / kc.tile_n;
+    const long slots = long(q.num_cu) * sm90_ctas_per_sm(kc);
+    const double waves = double((tiles_m * tiles_n + slots - 1) / slots);
+    double rows = 0;  // rows of the operands the pre-pass converts (padded to the tile)
+    if (kc.abi == KernelAbi::Sm90pp1) rows = double(tiles_m * kc.tile_m + tiles_n * kc.tile_n);
+    if (kc.abi == KernelAbi::Sm90pa1) rows = double(tiles_m * kc.tile_m);
+    return kc.cost_wave_k * waves * kp + kc.cost_prepass * rows * kp;
+}
+
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
                             const std::function<bool(const KernelConfig&)>& in_pool,
                             std::vector<HeuristicStep>& steps) {
@@ -107,6 +122,36 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     }
     h.steps.clear();
     h.index = h.index >= 0 ? keep[size_t(h.index)] : -1;
+    // The time model: when the rules above picked a kernel that carries one, every kernel of the pool that
+    // carries one and is offered for this M (max_m, min_m; any tile) is predicted, and the fastest runs
+    // (split 0, the one the model describes). Kernels without a model (decode) keep the rules; so does a pick
+    // without one.
+    if (ours && h.index >= 0) {
+        const double picked = predicted_us(m.kernels[size_t(h.index)], q);
+        if (picked > 0) {
+            int best = h.index;
+            double best_us = picked;
+            for (size_t i = 0; i < m.kernels.size(); ++i) {
+                const KernelConfig& kc = m.kernels[i];
+                if (!in_pool(kc) || over_max_m(kc) || under_min_m(kc)) continue;
+                const double us = predicted_us(kc, q);
+                if (us > 0 && us < best_us) best = int(i), best_us = us;
+            }
+            if (best != h.index) {
+                steps.push_back({best, 1, true,
+                                 fmt::format("time model: {:.1f} us predicted against {:.1f} for {} "
+                                             "(f4gemm sm_90a policy, docs/HEURISTIC.md)",
+                                             best_us, picked, m.kernels[size_t(h.index)].co_name)});
+                h.index = best;
+                h.log2_k_split = 0;
+            } else {
+                steps.push_back({h.index, 1, true,
+                                 fmt::format("time model: {:.1f} us predicted, the fastest of the modelled "
+                                             "kernels (f4gemm sm_90a policy)",
+                                             picked)});
+            }
+        }
+    }
     return h;
 }
 
