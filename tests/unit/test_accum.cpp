@@ -227,6 +227,47 @@ TEST(AccumPolicy, PromotedRequestBelowMinMUsesTheExactTunedRow) {
     EXPECT_EQ(name(m, s), "pp_p");
 }
 
+// The time model (docs/HEURISTIC.md): a modelled pick is replaced by the modelled kernel of the pool
+// predicted fastest, any tile, with an explain step; unmodelled picks keep the rules.
+TEST(AccumPolicy, TimeModelPicksThePredictedFastestModelledKernel) {
+    const char* rows =
+        "128,128,0,0,pab,pab.cubin,sm_90a,384,153120,sm90pa1,frag16s,plain,256,,10,exact,0.00752,\n"
+        "128,128,0,0,pp,pp.cubin,sm_90a,384,198752,sm90pp1,frag16s,plain,,,20,exact,0.00577,3.15e-07\n"
+        "16,64,0,0,dec,dec.cubin,sm_90a,256,91936,sm90v1,frag16s,plain,,,30,exact,,\n"
+        "64,128,1,0,swap64,swap64.cubin,sm_90a,384,217032,sm90v1,frag16s,plain,,,40,exact,0.00628,\n";
+    const Manifest m =
+        parse_manifest(std::string("tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,"
+                                   "smem_bytes,abi,b_layout,scale_layout,max_m,min_m,priority,"
+                                   "accum,cost_wave_k,cost_prepass\n") +
+                           rows,
+                       "cost.csv");
+    const auto pick_at = [&](int mm, int n, int k) {
+        return select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, true, nullptr, Accum::Exact);
+    };
+    // 128 x 8192 x 28672: pab's 64 CTAs fill half the SMs, swap64's 128 one wave (6.28e-3 * 28672 = 180 us
+    // against pab's 7.52e-3 * 28672 = 216): the rules already pick swap64 here, and the model agrees.
+    Selection s = pick_at(128, 8192, 28672);
+    EXPECT_EQ(name(m, s), "swap64");
+    EXPECT_TRUE(said(m, s, "swap64", "time model: 180.1 us predicted, the fastest of the modelled kernels"));
+    // 256 x 10240 x 8192: 160 tiles of 128 x 128, two waves either way; pp's faster waves pay for its
+    // pre-pass (5.77e-3 * 2 * 8192 + 3.15e-7 * (256 + 10240) * 8192 = 121.6 us) against pab's 7.52e-3 * 2 *
+    // 8192 = 123.2, which the rules pick (pp is its same-tile twin, skipped by priority).
+    s = pick_at(256, 10240, 8192);
+    EXPECT_EQ(name(m, s), "pp");
+    EXPECT_EQ(s.log2_k_split, 0);
+    EXPECT_TRUE(said(m, s, "pp", "time model: 121.6 us predicted against 123.2 for pab.cubin"));
+    // 128 x 16384^2: pab's 128 CTAs are one wave; swap64's 256 two: pab stays, and says so.
+    s = pick_at(128, 16384, 16384);
+    EXPECT_EQ(name(m, s), "pab");
+    EXPECT_TRUE(said(m, s, "pab", "the fastest of the modelled kernels"));
+    // 4096 x 16384^2: pp's pre-pass (16384 + 4096 rows) is paid back by its faster waves.
+    EXPECT_EQ(name(m, pick_at(4096, 16384, 16384)), "pp");
+    // decode: the rules' pick carries no model, nothing is predicted
+    s = pick_at(1, 16384, 16384);
+    EXPECT_EQ(name(m, s), "dec");
+    EXPECT_FALSE(said(m, s, "dec", "time model"));
+}
+
 namespace {
 std::string manifest_dir(const std::string& rows) {
     const fs::path d = fs::temp_directory_path() / "f4gemm_accum_session";
