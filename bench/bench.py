@@ -75,9 +75,6 @@ def promoted_cw(lib, k_launch):
     return float(lib.f4gemm_promoted_cw(ctypes.c_size_t(k_launch)))
 
 
-def launch_k(k):
-    """The K the packed-weight kernels see: round_up(K, 256)."""
-    return (k + 255) // 256 * 256
 
 
 def wins(rows, mode, peer):
@@ -130,6 +127,8 @@ class F4gemm:
         L.f4gemm_kernel_b_layout.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.f4gemm_kernel_accum.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.f4gemm_promoted_cw.argtypes = [ctypes.c_size_t]
+        L.f4gemm_kernel_k.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        L.f4gemm_kernel_k.restype = ctypes.c_int
         L.f4gemm_promoted_cw.restype = ctypes.c_double
         # h, m, n, k, splitk, accum, *kernel, *log2_k_split
         L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.POINTER(ctypes.c_int)] * 2
@@ -510,7 +509,7 @@ def main():
                  "max_rel_err": (diff[big] / ref.abs()[big]).max().item() if big.any() else 0.0,
                  "mismatches": int((diff > atol + 2e-2 * ref.abs()).sum().item()) + nan_bad}
             if mode == "promoted":
-                cw = promoted_cw(f4.lib, launch_k(k))
+                cw = promoted_cw(f4.lib, f4.lib.f4gemm_kernel_k(f4.h, kern, k))
                 excess = torch.nan_to_num((diff - ref.abs() * 2.0**-8).clamp_min(0), nan=0.0)
                 pos = mag > 0
                 c["c_w"] = cw

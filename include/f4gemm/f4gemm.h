@@ -45,6 +45,9 @@ int f4gemm_kernel_accum(const f4gemm_handle* h, int i);
 /* The promoted mode's bound constant c_w for a kernel that sees K = k_launch (docs/VERIFY.md section 7):
  * |d - ref| <= 2^-8 |ref| + c_w |alpha| sum_k |a_k b_k|. */
 double f4gemm_promoted_cw(size_t k_launch);
+/* The K kernel i sees for a GEMM of reduction K = k (round_up(k, 256) for the packed-weight kernels, k for
+ * aiter's); -1 for a bad index or k <= 0. */
+int f4gemm_kernel_k(const f4gemm_handle* h, int i, int k);
 /* The SM count the heuristic uses. */
 int f4gemm_num_sms(const f4gemm_handle* h);
 

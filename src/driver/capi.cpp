@@ -100,6 +100,12 @@ double f4gemm_promoted_cw(size_t k_launch) {
     return f4gemm::promoted_cw(k_launch);
 }
 
+int f4gemm_kernel_k(const f4gemm_handle* h, int i, int k) {
+    int kk = -1;
+    if (k > 0) guarded([&] { kk = f4gemm::kernel_k(kernel_at(h, i), k); });
+    return kk;
+}
+
 int f4gemm_kernel_accum(const f4gemm_handle* h, int i) {
     int mode = -1;
     guarded([&] {

@@ -173,6 +173,8 @@ TEST(CApiGpu, BadArgumentsAreOneLineAndLaunchNothing) {
     for (int i = 0; i < f4gemm_num_kernels(h); ++i) {
         const int mode = f4gemm_kernel_accum(h, i);
         EXPECT_TRUE(mode == F4GEMM_ACCUM_EXACT || mode == F4GEMM_ACCUM_PROMOTED) << i;
+        EXPECT_EQ(f4gemm_kernel_k(h, i, 2880), 3072) << i;  // every shipped kernel reads the packed weight
+        EXPECT_EQ(f4gemm_kernel_k(h, i, 0), -1) << i;
         if (mode != F4GEMM_ACCUM_PROMOTED) continue;
         EXPECT_NE(f4gemm_gemm(h, i, 0, F4GEMM_ACCUM_EXACT, 256, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0),
                   0);
