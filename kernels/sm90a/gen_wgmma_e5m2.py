@@ -28,107 +28,43 @@ struct WgmmaE5m2Acc;  // as WgmmaE5m2, accumulating into d (scale-d = 1)
 """
 
 
-def spec(n):
+def spec(n, ss=False, acc=False):
+    """One specialisation: A from registers (ss False) or a shared-memory descriptor; d overwritten (acc
+    False: "=f", scale-d = 0) or accumulated into ("+f", scale-d = 1)."""
     nreg = n // 2
     a0 = nreg
+    name = "WgmmaE5m2" + ("SS" if ss else "") + ("Acc" if acc else "")
     regs = ", ".join(f"%{i}" for i in range(nreg))
-    outs = ", ".join(f'"=f"(d[{i}])' for i in range(nreg))
+    outs = ", ".join(f'"{"+" if acc else "="}f"(d[{i}])' for i in range(nreg))
+    if ss:
+        a_param, a_asm, a_in, pred = "uint64_t desc_a", f"%{a0}, %{a0 + 1}", '"l"(desc_a), "l"(desc_b)', a0 + 2
+    else:
+        a_param = "const uint32_t (&a)[4]"
+        a_asm = f"{{%{a0}, %{a0 + 1}, %{a0 + 2}, %{a0 + 3}}}, %{a0 + 4}"
+        a_in = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b)'
+        pred = a0 + 5
     return f"""
 template <>
-struct WgmmaE5m2<{n}> {{
+struct {name}<{n}> {{
     static constexpr int kRegs = {nreg};
-    __device__ __forceinline__ static void mma(float (&d)[kRegs], const uint32_t (&a)[4], uint64_t desc_b) {{
+    __device__ __forceinline__ static void mma(float (&d)[kRegs], {a_param}, uint64_t desc_b) {{
         asm volatile(
             "{{\\n"
             ".reg .pred p;\\n"
-            "setp.ne.b32 p, %{a0 + 5}, 0;\\n"
+            "setp.ne.b32 p, %{pred}, 0;\\n"
             "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e5m2.e5m2 "
             "{{{regs}}}, "
-            "{{%{a0}, %{a0 + 1}, %{a0 + 2}, %{a0 + 3}}}, %{a0 + 4}, p, 1, 1;\\n"
+            "{a_asm}, p, 1, 1;\\n"
             "}}\\n"
             : {outs}
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
-    }}
-}};
-"""
-
-
-def spec_ss(n):
-    nreg = n // 2
-    a0 = nreg
-    regs = ", ".join(f"%{i}" for i in range(nreg))
-    outs = ", ".join(f'"=f"(d[{i}])' for i in range(nreg))
-    return f"""
-template <>
-struct WgmmaE5m2SS<{n}> {{
-    static constexpr int kRegs = {nreg};
-    __device__ __forceinline__ static void mma(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b) {{
-        asm volatile(
-            "{{\\n"
-            ".reg .pred p;\\n"
-            "setp.ne.b32 p, %{a0 + 2}, 0;\\n"
-            "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e5m2.e5m2 "
-            "{{{regs}}}, "
-            "%{a0}, %{a0 + 1}, p, 1, 1;\\n"
-            "}}\\n"
-            : {outs}
-            : "l"(desc_a), "l"(desc_b), "r"(0));
-    }}
-}};
-"""
-
-
-def spec_acc(n):
-    nreg = n // 2
-    a0 = nreg
-    regs = ", ".join(f"%{i}" for i in range(nreg))
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nreg))
-    return f"""
-template <>
-struct WgmmaE5m2Acc<{n}> {{
-    static constexpr int kRegs = {nreg};
-    __device__ __forceinline__ static void mma(float (&d)[kRegs], const uint32_t (&a)[4], uint64_t desc_b) {{
-        asm volatile(
-            "{{\\n"
-            ".reg .pred p;\\n"
-            "setp.ne.b32 p, %{a0 + 5}, 0;\\n"
-            "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e5m2.e5m2 "
-            "{{{regs}}}, "
-            "{{%{a0}, %{a0 + 1}, %{a0 + 2}, %{a0 + 3}}}, %{a0 + 4}, p, 1, 1;\\n"
-            "}}\\n"
-            : {outs}
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
-    }}
-}};
-"""
-
-
-def spec_ss_acc(n):
-    nreg = n // 2
-    a0 = nreg
-    regs = ", ".join(f"%{i}" for i in range(nreg))
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nreg))
-    return f"""
-template <>
-struct WgmmaE5m2SSAcc<{n}> {{
-    static constexpr int kRegs = {nreg};
-    __device__ __forceinline__ static void mma(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b) {{
-        asm volatile(
-            "{{\\n"
-            ".reg .pred p;\\n"
-            "setp.ne.b32 p, %{a0 + 2}, 0;\\n"
-            "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e5m2.e5m2 "
-            "{{{regs}}}, "
-            "%{a0}, %{a0 + 1}, p, 1, 1;\\n"
-            "}}\\n"
-            : {outs}
-            : "l"(desc_a), "l"(desc_b), "r"(1));
+            : {a_in}, "r"({1 if acc else 0}));
     }}
 }};
 """
 
 
 if __name__ == "__main__":
-    body = "".join(spec(n) for n in (16, 32, 64, 128, 256)) + "".join(spec_ss(n) for n in (16, 32, 64, 128, 256))
-    body += "".join(spec_acc(n) for n in (16, 32, 64, 128)) + "".join(spec_ss_acc(n) for n in (64, 128, 256))
+    ns = (16, 32, 64, 128, 256)
+    body = "".join(spec(n) for n in ns) + "".join(spec(n, ss=True) for n in ns)
+    body += "".join(spec(n, acc=True) for n in (16, 32, 64, 128)) + "".join(spec(n, True, True) for n in (64, 128, 256))
     print(HEADER + body + "\n}  // namespace sm90\n}  // namespace f4gemm")

@@ -56,9 +56,22 @@ void check_args(const void* got, const float* ref, size_t m, size_t n, const Tol
                         ", atol_frac=" + std::to_string(tol.atol_frac) + "): both must be finite and >= 0");
 }
 
+// One output outside the tolerance: counted, and the first one kept for the message.
+void count_mismatch(VerifyResult& r, size_t mi, size_t ni, float got, float want) {
+    if (!r.has_first) {
+        r.has_first = true;
+        r.first_m = mi;
+        r.first_n = ni;
+        r.first_got = got;
+        r.first_want = want;
+    }
+    ++r.mismatches;
+}
+
 // got_at(i, j) returns the output as float32. bf16_output: the output was rounded to bf16, so an
 // infinite output matches a finite reference whose own bf16 rounding is that infinity (the
 // reference lies beyond bf16's largest finite value, 0x7F7F, by more than half an ulp).
+
 template <class GotAt>
 VerifyResult verify_impl(GotAt got_at, const float* ref, size_t m, size_t n, const Tolerance& tol,
                          bool bf16_output) {
@@ -97,16 +110,7 @@ VerifyResult verify_impl(GotAt got_at, const float* ref, size_t m, size_t n, con
                 if (aw > r.atol) r.max_rel_err = std::max(r.max_rel_err, d / std::max(aw, 1e-30));
                 bad = d > r.atol + tol.rtol * aw;
             }
-            if (bad) {
-                if (!r.has_first) {
-                    r.has_first = true;
-                    r.first_m = mi;
-                    r.first_n = ni;
-                    r.first_got = g;
-                    r.first_want = w;
-                }
-                ++r.mismatches;
-            }
+            if (bad) count_mismatch(r, mi, ni, g, w);
         }
     }
     return r;
@@ -157,16 +161,7 @@ VerifyResult verify_promoted_impl(GotAt got_at, const double* ref, const double*
                     r.observed_c = std::max(r.observed_c, std::max(0.0, excess) / sw);
                 bad = excess > cw * sw;
             }
-            if (bad) {
-                if (!r.has_first) {
-                    r.has_first = true;
-                    r.first_m = mi;
-                    r.first_n = ni;
-                    r.first_got = g;
-                    r.first_want = float(w);
-                }
-                ++r.mismatches;
-            }
+            if (bad) count_mismatch(r, mi, ni, g, float(w));
         }
     }
     return r;

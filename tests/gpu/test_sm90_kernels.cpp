@@ -15,6 +15,7 @@
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
 #include "f4gemm/npy.hpp"
+#include "gpu_fixture.hpp"
 #include "launcher.hpp"
 
 namespace fs = std::filesystem;
@@ -24,35 +25,14 @@ namespace {
 
 constexpr double kBf16Rounding = 1.0 / 256;  // 2^-8: the precision contract without split and with fp32 split
 
-struct Gpu {
-    std::unique_ptr<Device> dev;
-    Manifest manifest;
-};
+using gputest::Gpu;
 
-// One device and the built-in manifest for the whole test binary.
+// One device and the built-in manifest for the whole test binary: the exact mode's tests, so the kernels
+// implementing accum promoted are left out (test_sm90_promoted.cpp judges them by their bound).
 Gpu* gpu() {
-    static Gpu* g = [] {
-        auto* s = new Gpu;
-        if (cuda_device_count() == 0) return s;
-        const std::string dir = builtin_co_dir();
-        if (dir.empty()) return s;
-        s->dev = make_cuda_device(0);
-        s->manifest = filter_for_device(load_manifest(dir), BackendKind::Cuda, s->dev->props().arch);
-        // The exact mode's tests: kernels implementing accum promoted are judged by their bound instead
-        // (test_sm90_promoted.cpp).
-        auto& ks = s->manifest.kernels;
-        ks.erase(std::remove_if(ks.begin(), ks.end(),
-                                [](const KernelConfig& c) { return c.accum == Accum::Promoted; }),
-                 ks.end());
-        return s;
-    }();
+    static Gpu* g = gputest::open_gpu(true);
     return g;
 }
-
-#define REQUIRE_GPU()                                                                     \
-    do {                                                                                  \
-        if (!gpu()->dev) GTEST_SKIP() << "no NVIDIA GPU or no built sm_90a kernels here"; \
-    } while (0)
 
 VerifyResult run_case(int kernel, int log2_split, const Problem& p,
                       const Tolerance& tol = default_tolerance(false)) {

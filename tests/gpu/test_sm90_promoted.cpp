@@ -15,34 +15,19 @@
 #include "f4gemm/accum.hpp"
 #include "f4gemm/formats.hpp"
 #include "f4gemm/weight.h"
+#include "gpu_fixture.hpp"
 #include "launcher.hpp"
 
 using namespace f4gemm;
 
 namespace {
 
-struct Gpu {
-    std::unique_ptr<Device> dev;
-    Manifest manifest;
-};
+using gputest::Gpu;
 
 Gpu* gpu() {
-    static Gpu* g = [] {
-        auto* s = new Gpu;
-        if (cuda_device_count() == 0) return s;
-        const std::string dir = builtin_co_dir();
-        if (dir.empty()) return s;
-        s->dev = make_cuda_device(0);
-        s->manifest = filter_for_device(load_manifest(dir), BackendKind::Cuda, s->dev->props().arch);
-        return s;
-    }();
+    static Gpu* g = gputest::open_gpu(false);
     return g;
 }
-
-#define REQUIRE_GPU()                                                                     \
-    do {                                                                                  \
-        if (!gpu()->dev) GTEST_SKIP() << "no NVIDIA GPU or no built sm_90a kernels here"; \
-    } while (0)
 
 std::vector<int> promoted_kernels() {
     std::vector<int> out;
