@@ -79,10 +79,10 @@
 #ifndef F4GEMM_A_PREPASS
 #define F4GEMM_A_PREPASS 0
 #endif
-//   PROMOTE  0: accumulation mode exact (the schedules above). 1 (needs A_PREPASS): mode promoted, per stage
-//            (128 K) one chain of 4 k32 wgmmas per part into one accumulator, B's block scales folded into
-//            its e5m2 fragments by the LUT (cvt8_bitplane) instead of applied at promotion, and one FADD per
-//            accumulator per stage (docs/VERIFY.md, "Promoted mode").
+//   PROMOTE  0: accumulation mode exact (the schedules above). 1 (B from W, PARTS > 0): mode promoted, per
+//            128 K one chain of 4 k32 wgmmas per part into one accumulator (one per stage at K_STAGE 128, two
+//            at 256), B's block scales folded into its e5m2 fragments by the LUT (cvt8_bitplane) instead of
+//            applied at promotion, and one FADD per accumulator per chain (docs/VERIFY.md, "Promoted mode").
 #ifndef F4GEMM_PROMOTE
 #define F4GEMM_PROMOTE 0
 #endif
@@ -97,7 +97,9 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // B = the W body: bit-plane words in the frag16s layout
 constexpr bool kAPreS = F4GEMM_A_PREPASS != 0;   // the A image is the S operand (pab_*): WG0 converts nothing
 constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (128-K chains)
-static_assert(!kPromote || kAPreS, "the promoted schedule is written for the A pre-pass kernels (pab_*)");
+static_assert(!kPromote || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE % 128 == 0),
+              "the promoted schedule: B from W (its scales fold into the fragments), the rotating schedule's "
+              "per-step fragments, 128-K chains");
 static_assert(F4GEMM_R_BITPLANE == 0 || F4GEMM_R_BITPLANE == 2, "B: plain rows (0) or the W body (2)");
 static_assert(!kAPreS || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
               "A pre-pass as S: B from W, the rotating schedule, one 128-byte atom per stage");
@@ -602,11 +604,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     };
 
     if constexpr (kPromote) {
-        // Promoted: per stage, for each k32 step j the B fragment is converted (scale folded) and one wgmma
-        // per part adds step j into the part's accumulator (j = 0 overwrites it): kParts chains of kSteps
-        // wgmmas, one commit group; then one FADD per accumulator register. Conversion of step j + 1 runs
-        // while the wgmmas of step j do; the stage drains before its FADDs, and the other consumer warpgroup
-        // keeps the tensor cores busy meanwhile (two consumer warpgroups, as DeepGEMM overlaps promotion).
+        // Promoted: per 128 K (4 k32 steps; one chain per stage at K_STAGE 128, two at 256), for each step j
+        // the B fragment is converted (scale folded) and one wgmma per part adds step j into the part's
+        // accumulator (the chain's first overwrites it): kParts chains of 4 wgmmas, one commit group; then
+        // one FADD per accumulator register. Conversion of step j + 1 runs while the wgmmas of step j do;
+        // each chain drains before its FADDs, and the other consumer warpgroup (where there is one) keeps the
+        // tensor cores busy meanwhile (as DeepGEMM overlaps promotion with two math warpgroups).
         float fp[kParts][kPartRegs];
         using WgmmaP = WgmmaE5m2<kPartN>;
         using WgmmaPAcc = WgmmaE5m2Acc<kPartN>;
@@ -614,36 +617,38 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         for (int s = 0; s < nks; ++s) {
             const int slot = s % kStages;
 #pragma unroll
-            for (int j = 0; j < kSteps; ++j) {
-                prep(s, j);
-                if (j == 0) {
-                    mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-                    wgmma_fence();
-                }
-                const uint64_t desc0 = make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
-                                       (uint64_t)(((j / 4) * (BLOCK_S * 128) + (j % 4) * 32) >> 4);
+            for (int c = 0; c < kSteps / 4; ++c) {  // one chain of 4 k32 steps (128 K) per promotion
 #pragma unroll
-                for (int pp = 0; pp < kParts; ++pp) {
-                    const uint64_t desc = desc0 + (uint64_t)((pp * (kPartN * 128)) >> 4);
-                    if (j == 0)
-                        WgmmaP::mma(fp[pp], a[j], desc);
-                    else
-                        WgmmaPAcc::mma(fp[pp], a[j], desc);
+                for (int jj = 0; jj < 4; ++jj) {
+                    const int j = 4 * c + jj;
+                    prep(s, j);
+                    if (j == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+                    if (jj == 0) wgmma_fence();
+                    const uint64_t desc0 = make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
+                                           (uint64_t)(((j / 4) * (BLOCK_S * 128) + (j % 4) * 32) >> 4);
+#pragma unroll
+                    for (int pp = 0; pp < kParts; ++pp) {
+                        const uint64_t desc = desc0 + (uint64_t)((pp * (kPartN * 128)) >> 4);
+                        if (jj == 0)
+                            WgmmaP::mma(fp[pp], a[j], desc);
+                        else
+                            WgmmaPAcc::mma(fp[pp], a[j], desc);
+                    }
                 }
+                wgmma_commit();
+                wgmma_wait<0>();
+#pragma unroll
+                for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) fence_reg(a[4 * c + jj][i]);
+#pragma unroll
+                for (int pp = 0; pp < kParts; ++pp)
+#pragma unroll
+                    for (int i = 0; i < kPartRegs; ++i) {
+                        fence_reg(fp[pp][i]);
+                        acc[pp * kPartRegs + i] += fp[pp][i];
+                    }
             }
-            wgmma_commit();
-            wgmma_wait<0>();
-#pragma unroll
-            for (int j = 0; j < kSteps; ++j)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) fence_reg(a[j][i]);
-#pragma unroll
-            for (int pp = 0; pp < kParts; ++pp)
-#pragma unroll
-                for (int i = 0; i < kPartRegs; ++i) {
-                    fence_reg(fp[pp][i]);
-                    acc[pp * kPartRegs + i] += fp[pp][i];
-                }
             mbar_arrive(&bar_s8_empty[slot]);
         }
     } else if constexpr (kRotate) {

@@ -83,8 +83,9 @@ struct Outcome {
 // Runs kernel `kern` of `man` (default: the shipped manifest) on p and judges every output by the promoted
 // bound, its c_w scaled by `chain` (the kernel's chain length in 128-K stages: the dev ladder's
 // pp_128x128_p2 chains 256 K, twice the truncating steps).
-Outcome judge(int kern, const Problem& p, const Manifest* man = nullptr, double chain = 1.0) {
-    GpuGemm g(*gpu()->dev, man ? *man : gpu()->manifest, kern, 0, p);
+Outcome judge(int kern, const Problem& p, const Manifest* man = nullptr, double chain = 1.0,
+              int log2_split = 0) {
+    GpuGemm g(*gpu()->dev, man ? *man : gpu()->manifest, kern, log2_split, p);
     const std::vector<uint16_t> d = g.run_and_fetch();
     const size_t m = size_t(p.m), n = size_t(p.n), k = size_t(p.k);
     // Decoded operands (exact in double) for the reference and the absolute sums.
@@ -205,15 +206,22 @@ TEST(Sm90Promoted, DevLadderPromotedKernels) {
     for (size_t i = 0; i < ladder.kernels.size(); ++i) {
         if (ladder.kernels[i].accum != Accum::Promoted) continue;
         ++n;
+        const bool k256 = ladder.kernels[i].knl_name.find("_p2") != std::string::npos;
         for (DataKind kind : {DataKind::Seed, DataKind::Gaussian}) {
-            const Problem p = make_problem(256, 512, 8192, 1.f, 0.f, kind, kSeedA, kSeedB, false);
-            const bool k256 = ladder.kernels[i].knl_name.find("_p2") != std::string::npos;
-            const Outcome o = judge(int(i), p, &ladder, k256 ? 2.0 : 1.0);
-            std::printf("promoted (dev) %s %s K=8192: c = %.3g\n", ladder.kernels[i].co_name.c_str(),
-                        to_string(kind), o.c);
-            EXPECT_EQ(o.over, 0u) << ladder.kernels[i].co_name;
-            EXPECT_EQ(o.nan_bad, 0u) << ladder.kernels[i].co_name;
-            EXPECT_LE(o.c, std::ldexp(1.0, -11)) << ladder.kernels[i].co_name;
+            for (const int mm : {40, 256}) {
+                const Problem p = make_problem(mm, 512, 8192, 1.f, 0.f, kind, kSeedA, kSeedB, false);
+                // split-capable kernels (the promoted swap kernels) also with 2- and 4-way K splits, whose
+                // partials add in fp32: the bound is unchanged
+                for (int l = 0; l <= (ladder.kernels[i].split_k ? 2 : 0); ++l) {
+                    const Outcome o = judge(int(i), p, &ladder, k256 ? 2.0 : 1.0, l);
+                    std::printf("promoted (dev) %s %s M=%d K=8192 split %d: c = %.3g\n",
+                                ladder.kernels[i].co_name.c_str(), to_string(kind), mm, 1 << l, o.c);
+                    EXPECT_EQ(o.over, 0u) << ladder.kernels[i].co_name << " M=" << mm << " L=" << l;
+                    EXPECT_EQ(o.nan_bad, 0u) << ladder.kernels[i].co_name << " M=" << mm << " L=" << l;
+                    EXPECT_LE(o.c, std::ldexp(1.0, -11))
+                        << ladder.kernels[i].co_name << " M=" << mm << " L=" << l;
+                }
+            }
         }
     }
     EXPECT_GE(n, 1) << "the dev ladder lists no promoted kernel";
