@@ -93,6 +93,23 @@ def _need_k(k: int, a: ar.Arr, how: str) -> None:
                          f"pad K with zeros to {_round_up(k, 32)}")
 
 
+def _mx_pair(qa: Any, sa: Any, q_name: str, s_name: str, rows: str, q_fix: str,
+             s_fix: str) -> Tuple[ar.Arr, ar.Arr, int, int]:
+    """An adopted MXFP4 pair, checked: q uint8 [rows, K/2] (element 2i in the low nibble), scales uint8
+    [rows, K/32], K a multiple of 32. q_fix, s_fix: what each dtype error asks for. Returns (q, scales, rows, K)."""
+    a = ar.describe(qa, _adopted_kind(qa), q_name)
+    s = ar.describe(sa, _adopted_kind(sa), s_name)
+    _need_dtype(a, ("uint8",), q_fix)
+    _need_dtype(s, ("uint8",), s_fix)
+    r, k2 = _need_2d(a, f"[{rows}, K/2]")
+    k = 2 * k2
+    _need_k(k, a, f" (2 x {k2} bytes per row)")
+    if tuple(s.shape) != (r, k // 32):
+        raise ValueError(f"{s_name}: shape {tuple(s.shape)} does not match {q_name} {tuple(a.shape)}: pass the "
+                         f"scales [{rows}, K/32] = {(r, k // 32)}")
+    return a, s, r, k
+
+
 def _need_contiguous(a: ar.Arr) -> None:
     if not ar.is_contiguous(a):
         raise ValueError(f"{a.name}: non-contiguous array (shape {tuple(a.shape)}, strides {tuple(a.strides)} "
@@ -265,16 +282,8 @@ class Session:
         return self._pack_weight(qa, sa, kind)
 
     def _pack_weight(self, qa: Any, sa: Any, kind: str) -> Weight:
-        a = ar.describe(qa, _adopted_kind(qa), "q")
-        s = ar.describe(sa, _adopted_kind(sa), "scales")
-        _need_dtype(a, ("uint8",), "packed e2m1 pairs, two elements per byte")
-        _need_dtype(s, ("uint8",), "E8M0 exponents")
-        n, k2 = _need_2d(a, "[N, K/2]")
-        k = 2 * k2
-        _need_k(k, a, f" (2 x {k2} bytes per row)")
-        if tuple(s.shape) != (n, k // 32):
-            raise ValueError(f"scales: shape {tuple(s.shape)} does not match q {tuple(a.shape)}: pass the scales "
-                             f"[N, K/32] = {(n, k // 32)}")
+        a, s, n, k = _mx_pair(qa, sa, "q", "scales", "N", "packed e2m1 pairs, two elements per byte",
+                              "E8M0 exponents")
         dev = self._place([a, s])
         if dev < 0:
             w = _ext.pack_weight_host(np.ascontiguousarray(ar.to_host(a.obj, a.kind)),
@@ -305,16 +314,8 @@ class Session:
 
     def _matmul(self, qa: Any, sa: Any, kind: str, w: Weight, c: Any, alpha: Any, beta: Any, out: Any,
                 accum: str = "exact") -> Any:
-        a = ar.describe(qa, _adopted_kind(qa), "a_q")
-        s = ar.describe(sa, _adopted_kind(sa), "a_scales")
-        _need_dtype(a, ("uint8",), "packed e2m1 pairs from f4gemm.quantize")
-        _need_dtype(s, ("uint8",), "E8M0 exponents from f4gemm.quantize")
-        m, k2 = _need_2d(a, "[M, K/2]")
-        k = 2 * k2
-        _need_k(k, a, f" (2 x {k2} bytes per row)")
-        if tuple(s.shape) != (m, k // 32):
-            raise ValueError(f"a_scales: shape {tuple(s.shape)} does not match a_q {tuple(a.shape)}: pass the "
-                             f"scales [M, K/32] = {(m, k // 32)}")
+        a, s, m, k = _mx_pair(qa, sa, "a_q", "a_scales", "M", "packed e2m1 pairs from f4gemm.quantize",
+                              "E8M0 exponents from f4gemm.quantize")
         if k != w.k:
             raise ValueError(f"a_q: K = {k} but w is [{w.n}, {w.k}]: quantize activations with K = {w.k}")
         try:
@@ -525,16 +526,7 @@ def dequantize(q: Any, scales: Any) -> Any:
     >= 2^128, which only scales 0xFD and 0xFE reach, become +-Inf), in the caller's framework and on its device."""
     qa, kind = ar.adopt(q, "q")
     sa, _ = ar.adopt(scales, "scales")
-    a = ar.describe(qa, _adopted_kind(qa), "q")
-    s = ar.describe(sa, _adopted_kind(sa), "scales")
-    _need_dtype(a, ("uint8",), "packed e2m1 pairs")
-    _need_dtype(s, ("uint8",), "E8M0 exponents")
-    m, k2 = _need_2d(a, "[M, K/2]")
-    k = 2 * k2
-    _need_k(k, a, f" (2 x {k2} bytes per row)")
-    if tuple(s.shape) != (m, k // 32):
-        raise ValueError(f"scales: shape {tuple(s.shape)} does not match q {tuple(a.shape)}: pass the scales "
-                         f"[M, K/32] = {(m, k // 32)}")
+    a, s, m, k = _mx_pair(qa, sa, "q", "scales", "M", "packed e2m1 pairs", "E8M0 exponents")
     if a.device != s.device:
         raise ValueError(f"scales: on {s.where} but q is on {a.where}: pass both on one device")
     if a.kind == ar.TORCH:  # on the tensors' device, with torch ops
