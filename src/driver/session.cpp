@@ -28,6 +28,12 @@ namespace {
 // One pass of our sm_90a filters and aiter's rule over the kernels `in_pool` admits (the others are not
 // visited), `cover` the smallest tile_M covering M (0: none). Appends each candidate's step to `steps` (with
 // explain) and returns the pick (manifest index, -1 when none) and its split.
+// Whether our policy offers the kernel for M: its max_m and min_m columns (0: no limit). Not applied to
+// --kernel or the tuned table.
+bool offered_for_m(const KernelConfig& kc, int m) {
+    return !(kc.max_m > 0 && m > kc.max_m) && !(kc.min_m > 0 && m < kc.min_m);
+}
+
 // The time model of a kernel that carries one (KernelConfig::cost_wave_k, fitted to measured times,
 // docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K.
 // Negative when the kernel has none.
@@ -52,6 +58,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // only from that M on.
     const auto over_max_m = [&](const KernelConfig& kc) { return ours && kc.max_m > 0 && q.m > kc.max_m; };
     const auto under_min_m = [&](const KernelConfig& kc) { return ours && kc.min_m > 0 && q.m < kc.min_m; };
+    // (the two halves of offered_for_m, kept apart for their explain lines)
     Manifest candidates = m;
     candidates.kernels.clear();
     // Candidates in priority order (the manifest's priority column, then row order): the twin rule below
@@ -133,7 +140,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             double best_us = picked;
             for (size_t i = 0; i < m.kernels.size(); ++i) {
                 const KernelConfig& kc = m.kernels[i];
-                if (!in_pool(kc) || over_max_m(kc) || under_min_m(kc)) continue;
+                if (!in_pool(kc) || !offered_for_m(kc, q.m)) continue;
                 const double us = predicted_us(kc, q);
                 if (us > 0 && us < best_us) best = int(i), best_us = us;
             }
@@ -178,11 +185,9 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
         const TunedEntry* e = tuned->find(q.num_cu, q.m, q.n, q.k, accum);
         // A promoted request that no promoted kernel is offered for (M outside every promoted kernel's min_m
         // and max_m) is served by the exact kernels, so the exact mode's tuned row serves it too.
-        const bool promoted_offered =
-            std::any_of(m.kernels.begin(), m.kernels.end(), [&](const KernelConfig& kc) {
-                return kc.accum == Accum::Promoted && !(kc.max_m > 0 && q.m > kc.max_m) &&
-                       !(kc.min_m > 0 && q.m < kc.min_m);
-            });
+        const bool promoted_offered = std::any_of(
+            m.kernels.begin(), m.kernels.end(),
+            [&](const KernelConfig& kc) { return kc.accum == Accum::Promoted && offered_for_m(kc, q.m); });
         if (!e && accum == Accum::Promoted && !promoted_offered)
             e = tuned->find(q.num_cu, q.m, q.n, q.k, Accum::Exact);
         if (e) {
@@ -217,8 +222,8 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
         int cover = 0;
         if (ours)
             for (const KernelConfig& kc : m.kernels)
-                if (pool(kc) && !(kc.max_m > 0 && q.m > kc.max_m) && !(kc.min_m > 0 && q.m < kc.min_m) &&
-                    kc.tile_m >= q.m && (cover == 0 || kc.tile_m < cover))
+                if (pool(kc) && offered_for_m(kc, q.m) && kc.tile_m >= q.m &&
+                    (cover == 0 || kc.tile_m < cover))
                     cover = kc.tile_m;
         return cover;
     };
