@@ -185,6 +185,34 @@ TEST(CApiGpu, BadArgumentsAreOneLineAndLaunchNothing) {
     EXPECT_EQ(f4gemm_kernel_accum(h, f4gemm_num_kernels(h)), -1);
 }
 
+namespace {
+
+// Quantizes x ([m, k] bf16 or fp32, its bytes in `raw`) on the device into 0xAB-filled outputs and expects
+// every data and scale byte to be the host quantizer's for xv (x's values as float), in the operand layout.
+void expect_quantize_matches_host(f4gemm_handle* h, const std::vector<uint8_t>& raw, bool bf16,
+                                  const std::vector<float>& xv, int m, int k, const std::string& what) {
+    std::vector<uint8_t> q(size_t(m) * size_t(k) / 2), sc(size_t(m) * size_t(k) / 32);
+    quantize_mxfp4(xv.data(), size_t(m), size_t(k), q.data(), sc.data());
+    const OperandImage want =
+        make_a_image(q.data(), sc.data(), size_t(m), size_t(k), ScaleLayout::Plain, w_k_pad(size_t(k)));
+    Buf dx(raw.size());
+    dx.put(raw);
+    size_t ab = 0, asb = 0;
+    ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0);
+    Buf da(ab), dsa(asb);
+    env()->dev->memset(da.p, 0xAB, ab);
+    env()->dev->memset(dsa.p, 0xAB, asb);
+    ASSERT_EQ(f4gemm_quantize(h, dx.p, bf16 ? 1 : 0, m, k, k, da.p, dsa.p, 0), 0) << f4gemm_last_error();
+    const std::vector<uint8_t> got = da.get(), got_s = dsa.get();
+    size_t bad = 0, bad_s = 0;
+    for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];
+    for (size_t i = 0; i < got_s.size(); ++i) bad_s += got_s[i] != want.scales[i];
+    EXPECT_EQ(bad, 0u) << what << ": data bytes differ";
+    EXPECT_EQ(bad_s, 0u) << what << ": scale bytes differ";
+}
+
+}  // namespace
+
 // The GPU quantizer: fp32 and bf16 activations (Gaussian with outliers, exact zeros of both signs, values
 // past the e2m1 range, a NaN and an Inf block) give the host quantizer's bytes in the operand layout.
 TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
@@ -207,29 +235,13 @@ TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
                 xb[i] = float_to_bf16(x[i]);
                 if (bf16) xv[i] = bf16_to_float(xb[i]);
             }
-            std::vector<uint8_t> q(size_t(m) * size_t(k) / 2), sc(size_t(m) * size_t(k) / 32);
-            quantize_mxfp4(xv.data(), size_t(m), size_t(k), q.data(), sc.data());
-            const OperandImage want = make_a_image(q.data(), sc.data(), size_t(m), size_t(k),
-                                                   ScaleLayout::Plain, w_k_pad(size_t(k)));
-            Buf dx(x.size() * (bf16 ? 2 : 4));
-            std::vector<uint8_t> raw(dx.n);
+            std::vector<uint8_t> raw(x.size() * (bf16 ? 2 : 4));
             std::memcpy(raw.data(),
                         bf16 ? static_cast<const void*>(xb.data()) : static_cast<const void*>(x.data()),
-                        dx.n);
-            dx.put(raw);
-            size_t ab = 0, asb = 0;
-            ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0);
-            Buf da(ab), dsa(asb);
-            env()->dev->memset(da.p, 0xAB, ab);
-            env()->dev->memset(dsa.p, 0xAB, asb);
-            ASSERT_EQ(f4gemm_quantize(h, dx.p, bf16 ? 1 : 0, m, k, k, da.p, dsa.p, 0), 0)
-                << f4gemm_last_error();
-            const std::vector<uint8_t> got = da.get(), got_s = dsa.get();
-            size_t bad = 0, bad_s = 0;
-            for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];
-            for (size_t i = 0; i < got_s.size(); ++i) bad_s += got_s[i] != want.scales[i];
-            EXPECT_EQ(bad, 0u) << m << "x" << k << (bf16 ? " bf16" : " fp32") << " data bytes differ";
-            EXPECT_EQ(bad_s, 0u) << m << "x" << k << (bf16 ? " bf16" : " fp32") << " scale bytes differ";
+                        raw.size());
+            expect_quantize_matches_host(
+                h, raw, bf16, xv, m, k,
+                std::to_string(m) + "x" + std::to_string(k) + (bf16 ? " bf16" : " fp32"));
         }
     }
     // bf16 over its whole range (the device converts bf16 with bf16x2 arithmetic, the host in fp32): per
@@ -252,24 +264,9 @@ TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
         }
         std::vector<float> xv(xb.size());
         for (size_t i = 0; i < xb.size(); ++i) xv[i] = bf16_to_float(xb[i]);
-        std::vector<uint8_t> q(xb.size() / 2), sc(xb.size() / 32);
-        quantize_mxfp4(xv.data(), size_t(m), size_t(k), q.data(), sc.data());
-        const OperandImage want =
-            make_a_image(q.data(), sc.data(), size_t(m), size_t(k), ScaleLayout::Plain, w_k_pad(size_t(k)));
-        Buf dx(xb.size() * 2);
-        std::vector<uint8_t> raw(dx.n);
-        std::memcpy(raw.data(), xb.data(), dx.n);
-        dx.put(raw);
-        size_t ab = 0, asb = 0;
-        ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0);
-        Buf da(ab), dsa(asb);
-        ASSERT_EQ(f4gemm_quantize(h, dx.p, 1, m, k, k, da.p, dsa.p, 0), 0) << f4gemm_last_error();
-        const std::vector<uint8_t> got = da.get(), got_s = dsa.get();
-        size_t bad = 0, bad_s = 0;
-        for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];
-        for (size_t i = 0; i < got_s.size(); ++i) bad_s += got_s[i] != want.scales[i];
-        EXPECT_EQ(bad, 0u) << "wide-range bf16: data bytes differ";
-        EXPECT_EQ(bad_s, 0u) << "wide-range bf16: scale bytes differ";
+        std::vector<uint8_t> raw(xb.size() * 2);
+        std::memcpy(raw.data(), xb.data(), raw.size());
+        expect_quantize_matches_host(h, raw, true, xv, m, k, "wide-range bf16");
     }
     EXPECT_NE(f4gemm_quantize(h, 0, 1, 4, 64, 64, 1, 1, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("x is a null device pointer"), std::string::npos);

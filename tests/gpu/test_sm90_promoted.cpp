@@ -14,6 +14,7 @@
 
 #include "f4gemm/accum.hpp"
 #include "f4gemm/formats.hpp"
+#include "f4gemm/verify.hpp"
 #include "f4gemm/weight.h"
 #include "gpu_fixture.hpp"
 #include "launcher.hpp"
@@ -76,50 +77,26 @@ MxOperand adversarial(size_t rows, size_t k, uint32_t seed) {
 
 struct Outcome {
     double c = 0;        // the measured constant
-    size_t over = 0;     // outputs outside the bound
-    size_t nan_bad = 0;  // NaN where the reference is finite or the other way round
+    size_t over = 0;     // outputs the judge rejects (outside the bound, or NaN on one side only)
+    size_t nan_bad = 0;  // of those, NaN where the reference is finite or the other way round
 };
 
 // Runs kernel `kern` of `man` (default: the shipped manifest) on p and judges every output by the promoted
-// bound, its c_w scaled by `chain` (the kernel's chain length in 128-K stages: the dev ladder's
-// pp_128x128_p2 chains 256 K, twice the truncating steps).
+// bound (verify_promoted_bf16 against the float64 reference and sum |a b|, reference_abs_for), its c_w scaled
+// by `chain` (the kernel's chain length in 128-K stages: the dev ladder's pp_128x128_p2 chains 256 K, twice
+// the truncating steps).
 Outcome judge(int kern, const Problem& p, const Manifest* man = nullptr, double chain = 1.0,
               int log2_split = 0) {
     GpuGemm g(*gpu()->dev, man ? *man : gpu()->manifest, kern, log2_split, p);
     const std::vector<uint16_t> d = g.run_and_fetch();
-    const size_t m = size_t(p.m), n = size_t(p.n), k = size_t(p.k);
-    // Decoded operands (exact in double) for the reference and the absolute sums.
-    std::vector<double> a(m * k), b(n * k);
-    for (size_t r = 0; r < m; ++r)
-        for (size_t c = 0; c < k; ++c)
-            a[r * k + c] = double(e2m1_to_float((p.a.packed[r * k / 2 + c / 2] >> (4 * (c % 2))) & 15)) *
-                           e8m0_to_double(p.a.scales[r * (k / 32) + c / 32]);
-    for (size_t r = 0; r < n; ++r)
-        for (size_t c = 0; c < k; ++c)
-            b[r * k + c] = double(e2m1_to_float((p.b.packed[r * k / 2 + c / 2] >> (4 * (c % 2))) & 15)) *
-                           e8m0_to_double(p.b.scales[r * (k / 32) + c / 32]);
-    const double cw = chain * promoted_cw(w_k_pad(k));
+    const size_t m = size_t(p.m), n = size_t(p.n);
+    const MxReferenceAbs r = reference_abs_for(p);
+    const VerifyResult v = verify_promoted_bf16(d.data(), n, r.ref.data(), r.abs_sum.data(), m, n, p.alpha,
+                                                chain * promoted_cw(w_k_pad(size_t(p.k))));
     Outcome o;
-    for (size_t i = 0; i < m; ++i)
-        for (size_t j = 0; j < n; ++j) {
-            double ref = 0, s = 0;
-            const double* ar = &a[i * k];
-            const double* br = &b[j * k];
-            for (size_t t = 0; t < k; ++t) {
-                ref += ar[t] * br[t];
-                s += std::fabs(ar[t] * br[t]);
-            }
-            ref *= p.alpha;
-            s *= std::fabs(p.alpha);
-            const double got = double(bf16_to_float(d[i * n + j]));
-            if (std::isnan(ref) || std::isnan(got)) {
-                o.nan_bad += std::isnan(ref) != std::isnan(got);
-                continue;
-            }
-            const double excess = std::fabs(got - ref) - std::ldexp(std::fabs(ref), -8);
-            if (excess > cw * s) ++o.over;
-            if (excess > 0) o.c = std::max(o.c, s > 0 ? excess / s : INFINITY);
-        }
+    o.c = v.observed_c;
+    o.over = v.mismatches;
+    for (size_t i = 0; i < m * n; ++i) o.nan_bad += std::isnan(r.ref[i]) != std::isnan(bf16_to_float(d[i]));
     return o;
 }
 
