@@ -539,6 +539,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
     // Loads and converts the wgmma A fragment of step j of stage s into a[j % kABufs]. At j == 0: waits for
     // this warp's copies of stage s, then refills the slot read during stage s-1 with stage s + kStages - 1.
+    // The S operand's descriptor of k32 step j, part pp (S rows [pp * kPartN, ..)) in ring slot `slot`. The
+    // descriptor's address field is (addr >> 4) & 0x3FFF and every shared address is below 2^18, so the
+    // descriptor of base + off is that of base plus off >> 4: one add per wgmma once the stage's base
+    // descriptor is formed (it was five uniform instructions per wgmma).
+    auto s_desc = [&](int slot, int j, int pp) {
+        return make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
+               (uint64_t)(((j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32) >> 4);
+    };
     auto prep = [&](int s, int j) {
         const int slot = s % kStages;
         if (kRFrag && j == 0) {
@@ -624,11 +632,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     prep(s, j);
                     if (j == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
                     if (jj == 0) wgmma_fence();
-                    const uint64_t desc0 = make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
-                                           (uint64_t)(((j / 4) * (BLOCK_S * 128) + (j % 4) * 32) >> 4);
 #pragma unroll
                     for (int pp = 0; pp < kParts; ++pp) {
-                        const uint64_t desc = desc0 + (uint64_t)((pp * (kPartN * 128)) >> 4);
+                        const uint64_t desc = s_desc(slot, j, pp);
                         if (jj == 0)
                             WgmmaP::mma(fp[pp], a[j], desc);
                         else
@@ -663,12 +669,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             const int slot = s % kStages;
             if (pp == 0) prep(s, j);  // a[j]: its previous readers (step j of stage s-1) completed
             if (u == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
-            // The descriptor's address field is (addr >> 4) & 0x3FFF and every shared address is below 2^18,
-            // so the descriptor of base + off is that of base plus off >> 4: one add per wgmma once the
-            // stage's base descriptor is formed (it was five uniform instructions per wgmma).
-            const uint64_t desc =
-                make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
-                (uint64_t)(((j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32) >> 4);
+            const uint64_t desc = s_desc(slot, j, pp);
             wgmma_fence();
             WgmmaP::mma(f, a[j], desc);
             wgmma_commit();
