@@ -57,6 +57,7 @@ class Linear(nn.Module):
         accumulation mode of its GEMMs, "exact" or "promoted"."""
         if not isinstance(linear, nn.Linear):
             raise ValueError(f"linear: got {type(linear).__name__}: pass a torch.nn.Linear")
+        _core._check_accum(accum)  # before the weight is quantized and packed
         w = linear.weight.detach()
         if device is not None:
             w = w.to(device)

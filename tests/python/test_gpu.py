@@ -234,6 +234,8 @@ def test_linear_promoted_obeys_the_bound(torch):
     assert bool(((ye - ref).abs() <= ref.abs() * 2.0**-8 + 1e-30).all())
     with pytest.raises(ValueError, match="promoted"):
         f4gemm.torch.Linear.from_linear(lin, accum="fast")
+    with pytest.raises(ValueError, match="promoted"):  # refused before the device check and the packing
+        f4gemm.torch.Linear.from_linear(torch.nn.Linear(64, 8), accum="fast")
 
 
 def test_linear_cuda_graph(torch):
