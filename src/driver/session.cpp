@@ -28,6 +28,15 @@ namespace {
 // One pass of our sm_90a filters and aiter's rule over the kernels `in_pool` admits (the others are not
 // visited), `cover` the smallest tile_M covering M (0: none). Appends each candidate's step to `steps` (with
 // explain) and returns the pick (manifest index, -1 when none) and its split.
+// A kernel run by name or index (--kernel, DeviceGemm::kernel) must implement a mode the request allows: an
+// exact request never runs a promoted kernel. `name` is how the caller named it.
+void need_mode(const KernelConfig& kc, const std::string& name, Accum accum) {
+    if (!accum_allows(accum, kc.accum))
+        throw Error(Errc::InvalidArgument,
+                    "kernel " + name +
+                        " implements promoted accumulation; pass --accum promoted or choose an exact kernel");
+}
+
 // Whether our policy offers the kernel for M: its max_m and min_m columns (0: no limit). Not applied to
 // --kernel or the tuned table.
 bool offered_for_m(const KernelConfig& kc, int m) {
@@ -172,11 +181,7 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
         if (s.index < 0)
             throw Error(Errc::NotFound,
                         "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
-        if (!accum_allows(accum, m.kernels[size_t(s.index)].accum))
-            throw Error(
-                Errc::InvalidArgument,
-                "kernel " + kernel +
-                    " implements promoted accumulation; pass --accum promoted or choose an exact kernel");
+        need_mode(m.kernels[size_t(s.index)], kernel, accum);
         s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
         return s;
     }
@@ -646,12 +651,7 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
             throw Error(Errc::InvalidArgument,
                         fmt::format("kernel index {} out of range: the manifest has {} kernels", g.kernel,
                                     manifest_.kernels.size()));
-        if (!accum_allows(g.accum, manifest_.kernels[size_t(g.kernel)].accum))
-            throw Error(
-                Errc::InvalidArgument,
-                fmt::format("kernel {} implements promoted accumulation; pass --accum promoted or choose "
-                            "an exact kernel",
-                            manifest_.kernels[size_t(g.kernel)].co_name));
+        need_mode(manifest_.kernels[size_t(g.kernel)], manifest_.kernels[size_t(g.kernel)].co_name, g.accum);
         c.index = g.kernel;
         c.accum = g.accum;
         c.log2_k_split = g.log2_k_split;
