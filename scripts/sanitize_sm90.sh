@@ -29,10 +29,11 @@ for tool in memcheck racecheck; do
     run $tool -m 130 -n 528 -k 1024 --beta 1
     run $tool --accum promoted -m 130 -n 528 -k 1024 --beta 1
 done
-for k in $("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}'); do
-    run memcheck --kernel "$k" --splitk 2 -m 70 -n 272 -k 1536
-    run racecheck --kernel "$k" --splitk 2 -m 70 -n 272 -k 1536
-done
+# Split-capable kernels, each in the mode it implements (--list's sixth column).
+while read -r k mode; do
+    run memcheck --kernel "$k" --accum "$mode" --splitk 2 -m 70 -n 272 -k 1536
+    run racecheck --kernel "$k" --accum "$mode" --splitk 2 -m 70 -n 272 -k 1536
+done < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5, ($6 == "" ? "exact" : $6)}')
 # The device packer, A padder and quantizer (f4gemm_sm90a_util.cubin) through the C API's gpu tests.
 CAPI=${CAPI_GPU_TESTS:-build/tests/capi/f4gemm_capi_gpu_tests}
 if [ -x "$CAPI" ]; then

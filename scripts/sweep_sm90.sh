@@ -20,14 +20,18 @@ echo "== every kernel in the manifest (M=300 N=2048 K=1024) =="
 mapfile -t KERNELS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
 mapfile -t MODES < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
 mapfile -t SPLITS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}')
+mapfile -t SPLIT_MODES < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print ($6 == "" ? "exact" : $6)}')
 for i in "${!KERNELS[@]}"; do
     k=${KERNELS[$i]}
     check "$k (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" -m 300 -n 2048 -k 1024
 done
 
 echo "== split-K, fp32 reduction (M=256 N=1024 K=4096) =="
-for k in "${SPLITS[@]}"; do
-    for l in 1 2 3 4; do check "$k --splitk $l" --kernel "$k" --splitk "$l" -m 256 -n 1024 -k 4096; done
+for i in "${!SPLITS[@]}"; do
+    k=${SPLITS[$i]}
+    for l in 1 2 3 4; do
+        check "$k --splitk $l (${SPLIT_MODES[$i]})" --kernel "$k" --accum "${SPLIT_MODES[$i]}" --splitk "$l" -m 256 -n 1024 -k 4096
+    done
 done
 
 echo "== edges =="
