@@ -46,6 +46,12 @@ struct KernelConfig {
     // cost_wave_k * waves * K_launch + cost_prepass * (rows the pre-pass converts) * K_launch, waves =
     // ceil(tiles / (CUs x CTAs per CU)).
     double cost_wave_k = 0, cost_prepass = 0;
+    // "decode_round", "decode_warps": the policy's decode model for kernels that carry it (0: none;
+    // docs/HEURISTIC.md "Decode model"): the busiest SM runs rounds = ceil(tiles / CUs) CTAs and streams
+    // rounds x tile_N x K elements at a rate proportional to its warps in flight, up to decode_warps;
+    // decode_round is each CTA's fixed cost (start-up, epilogue) in the same element-per-warp units.
+    double decode_round = 0;
+    int decode_warps = 0;
     // "accum": the accumulation mode the kernel implements (exact | promoted; include/f4gemm/accum.hpp). A
     // manifest without the column (aiter's, older builds) lists exact kernels only.
     Accum accum = Accum::Exact;

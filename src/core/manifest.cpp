@@ -173,7 +173,7 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 if (!v.empty())
                     kc.min_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
                                          source, line_no);
-            } else if (name == "cost_wave_k" || name == "cost_prepass") {
+            } else if (name == "cost_wave_k" || name == "cost_prepass" || name == "decode_round") {
                 if (v.empty()) continue;
                 char* end = nullptr;
                 const double x = std::strtod(v.c_str(), &end);
@@ -181,7 +181,13 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                     fail(source, line_no,
                          "bad " + name + " (got '" + v +
                              "'): must be a non-negative number (0 or empty: none)");
-                (name == "cost_wave_k" ? kc.cost_wave_k : kc.cost_prepass) = x;
+                (name == "cost_wave_k"    ? kc.cost_wave_k
+                 : name == "cost_prepass" ? kc.cost_prepass
+                                          : kc.decode_round) = x;
+            } else if (name == "decode_warps") {
+                if (!v.empty())
+                    kc.decode_warps = parse_int(
+                        v, name, {0, INT_MAX, "must be a non-negative integer (0: none)"}, source, line_no);
             } else if (name == "priority") {
                 if (!v.empty())
                     kc.priority =

@@ -58,6 +58,21 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
     return kc.cost_wave_k * waves * kp + kc.cost_prepass * rows * kp;
 }
 
+// The decode model of a kernel that carries one (KernelConfig::decode_round, docs/HEURISTIC.md "Decode
+// model"): the busiest SM runs rounds = ceil(tiles / CUs) of its CTAs and streams rounds x tile_N x K
+// elements of B at a rate proportional to the warps it has in flight (CTAs resident at once x warps per CTA),
+// which saturates at decode_warps; each CTA costs decode_round more (its start-up scan, pipeline fill and
+// epilogue). Relative units (element-warps), comparable between kernels that carry the model. Negative when
+// the kernel has none.
+double decode_cost(const KernelConfig& kc, const HeuristicQuery& q) {
+    if (kc.decode_round <= 0 || kc.decode_warps <= 0 || q.num_cu <= 0) return -1;
+    const long tiles = long((q.m + kc.tile_m - 1) / kc.tile_m) * long((q.n + kc.tile_n - 1) / kc.tile_n);
+    const long rounds = (tiles + q.num_cu - 1) / q.num_cu;
+    const long warps = std::min<long>(rounds, sm90_ctas_per_sm(kc)) * (kc.threads / 32);
+    const double rate = double(std::min<long>(warps, kc.decode_warps));
+    return double(rounds) * (kc.decode_round + double(kc.tile_n) * double(kernel_k(kc, q.k)) / rate);
+}
+
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
                             const std::function<bool(const KernelConfig&)>& in_pool,
                             std::vector<HeuristicStep>& steps) {
@@ -165,6 +180,56 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                                  fmt::format("time model: {:.1f} us predicted, the fastest of the modelled "
                                              "kernels (f4gemm sm_90a policy)",
                                              picked)});
+            }
+        }
+    }
+    // The decode model: when the rules picked a kernel that carries it, every kernel of the pool that carries
+    // it, is offered for this M and was a candidate (its tile_M covers no more than needed) is costed, and
+    // the cheapest runs; a tie keeps priority order.
+    if (ours && h.index >= 0 && decode_cost(m.kernels[size_t(h.index)], q) > 0) {
+        const double picked = decode_cost(m.kernels[size_t(h.index)], q);
+        int best = h.index;
+        double best_cost = picked;
+        for (const size_t i : order) {
+            const KernelConfig& kc = m.kernels[i];
+            if (!offered_for_m(kc, q.m) || (cover && kc.tile_m > cover)) continue;
+            const double c = decode_cost(kc, q);
+            if (c > 0 && c < best_cost) best = int(i), best_cost = c;
+        }
+        steps.push_back(
+            {best, 1, true,
+             best != h.index
+                 ? fmt::format("decode model: {:.0f} against {:.0f} for {} (f4gemm sm_90a policy, "
+                               "docs/HEURISTIC.md)",
+                               best_cost, picked, m.kernels[size_t(h.index)].co_name)
+                 : fmt::format("decode model: {:.0f}, the cheapest of the modelled kernels (f4gemm "
+                               "sm_90a policy)",
+                               picked)});
+        if (best != h.index) h.log2_k_split = 0;
+        h.index = best;
+    }
+    // Split-K where the tiles leave SMs idle (the swap kernels of M = 17..64, one CTA per SM: N = 8192 gives
+    // 64 tiles of 128 rows on 132 SMs): the largest 2^L (L <= 4) with tiles x 2^L within one wave, each split
+    // keeping at least kMinSplitK of K. Measured: 64 x 8192 x 28672 promoted 162 us unsplit, 105 us in 2.
+    constexpr int kMinSplitK = 8192;
+    if (ours && h.index >= 0 && q.log2_k_split == 0 && h.log2_k_split == 0) {
+        const KernelConfig& kc = m.kernels[size_t(h.index)];
+        if (kc.split_k && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 && q.num_cu > 0) {
+            const long tiles =
+                long((q.m + kc.tile_m - 1) / kc.tile_m) * long((q.n + kc.tile_n - 1) / kc.tile_n);
+            const long slots = long(q.num_cu) * sm90_ctas_per_sm(kc);
+            const int kk = kernel_k(kc, q.k);
+            int l = 0;
+            while (l < 4 && tiles << (l + 1) <= slots && (kk >> (l + 1)) >= kMinSplitK &&
+                   kk % (1 << (l + 1)) == 0)
+                ++l;
+            if (l > 0) {
+                steps.push_back(
+                    {h.index, 1 << l, true,
+                     fmt::format("split-K {}: {} tiles fill {} of {} CTA slots, {} with the split "
+                                 "(f4gemm sm_90a policy)",
+                                 1 << l, tiles, tiles, slots, tiles << l)});
+                h.log2_k_split = l;
             }
         }
     }

@@ -176,6 +176,31 @@ TEST(Manifest, CostColumns) {
     }
 }
 
+// The decode model's columns (kernels.json decode_round, decode_warps): a number and an integer, empty for
+// none.
+TEST(Manifest, DecodeModelColumns) {
+    const std::string head =
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,abi,decode_round,decode_warps\n";
+    const Manifest m = parse_manifest(head +
+                                          "16,64,0,0,dec,dec.cubin,sm90v1,16384,12\n"
+                                          "64,128,1,0,ws,ws.cubin,sm90v1,,\n",
+                                      "t.csv");
+    ASSERT_EQ(m.kernels.size(), 2u);
+    EXPECT_DOUBLE_EQ(m.kernels[0].decode_round, 16384.0);
+    EXPECT_EQ(m.kernels[0].decode_warps, 12);
+    EXPECT_EQ(m.kernels[1].decode_round, 0.0);
+    EXPECT_EQ(m.kernels[1].decode_warps, 0);
+    for (const auto& [cells, col] : {std::pair<std::string, std::string>{"-5,12", "decode_round"},
+                                     std::pair<std::string, std::string>{"16384,1.5", "decode_warps"}}) {
+        try {
+            parse_manifest(head + "16,64,0,0,dec,dec.cubin,sm90v1," + cells + "\n", "t.csv");
+            ADD_FAILURE() << cells << " accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("t.csv:2: bad " + col), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(Manifest, AbiColumnValues) {
     // The pre-pass kernels' row as kernels/sm90a/CMakeLists.txt writes it, next to the other ABIs.
     const std::string text =
