@@ -209,11 +209,15 @@ TEST(Sm90, DecodeKernelsOnSmallMRaggedNAndShortK) {
               Shape{9, 1040, 1024, false}, Shape{16, 2048, 8192, false}, Shape{33, 528, 768, true}}) {
             const Problem p = make_problem(s.m, s.n, s.k, s.c ? 2.f : 1.f, s.c ? 0.5f : 0.f, DataKind::Seed,
                                            kSeedA, kSeedB, s.c);
-            const VerifyResult v = run_case(int(i), 0, p);
-            EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " " << s.m << "x" << s.n << "x"
-                                    << s.k << " " << describe(v);
-            EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name;
-            ++tested;
+            // Split-capable kernels also with 2 and 8 splits (per split: its own A scan and references).
+            for (const int l : {0, 1, 3}) {
+                if (l && !gpu()->manifest.kernels[i].split_k) continue;
+                const VerifyResult v = run_case(int(i), l, p);
+                EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[i].co_name << " L=" << l << " " << s.m
+                                        << "x" << s.n << "x" << s.k << " " << describe(v);
+                EXPECT_LE(v.max_rel_err, kBf16Rounding) << gpu()->manifest.kernels[i].co_name << " L=" << l;
+                ++tested;
+            }
         }
     }
     EXPECT_GT(tested, 0) << "no frag16s (dec) kernel in the manifest";
@@ -233,22 +237,25 @@ TEST(Sm90, DecodeKernelsOnRowsWithFarApartScales) {
     int tested = 0;
     for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
         if (gpu()->manifest.kernels[i].b_layout != BLayout::Frag16S) continue;
-        GpuGemm g(*gpu()->dev, gpu()->manifest, int(i), 0, p);
-        const std::vector<uint16_t> d = g.run_and_fetch();
-        size_t bad = 0, checked = 0;
-        for (size_t n = 0; n < N; ++n) {
-            double col_max = 0;
-            for (size_t m = 0; m < M; ++m) col_max = std::max(col_max, std::fabs(double(ref[m * N + n])));
-            for (size_t m = 0; m < M; ++m) {
-                const double want = ref[m * N + n], got = bf16_to_float(d[m * N + n]);
-                if (std::fabs(want) <= 1e-3 * col_max) continue;
-                ++checked;
-                bad += !(std::fabs(got - want) <= kBf16Rounding * 1.001 * std::fabs(want));
+        for (const int l : {0, 2}) {
+            if (l && !gpu()->manifest.kernels[i].split_k) continue;
+            GpuGemm g(*gpu()->dev, gpu()->manifest, int(i), l, p);
+            const std::vector<uint16_t> d = g.run_and_fetch();
+            size_t bad = 0, checked = 0;
+            for (size_t n = 0; n < N; ++n) {
+                double col_max = 0;
+                for (size_t m = 0; m < M; ++m) col_max = std::max(col_max, std::fabs(double(ref[m * N + n])));
+                for (size_t m = 0; m < M; ++m) {
+                    const double want = ref[m * N + n], got = bf16_to_float(d[m * N + n]);
+                    if (std::fabs(want) <= 1e-3 * col_max) continue;
+                    ++checked;
+                    bad += !(std::fabs(got - want) <= kBf16Rounding * 1.001 * std::fabs(want));
+                }
             }
+            EXPECT_EQ(bad, 0u) << gpu()->manifest.kernels[i].co_name << " L=" << l << " of " << checked;
+            EXPECT_GT(checked, M * N / 2);
+            ++tested;
         }
-        EXPECT_EQ(bad, 0u) << gpu()->manifest.kernels[i].co_name << " of " << checked;
-        EXPECT_GT(checked, M * N / 2);
-        ++tested;
     }
     EXPECT_GT(tested, 0) << "no frag16s (dec) kernel in the manifest";
 }
@@ -477,6 +484,44 @@ TEST(Sm90, GraphReplaysComputeTheSameResult) {
                                        default_tolerance(false));
     EXPECT_TRUE(v.passed()) << "split graph after the shared workspace moved: " << describe(v);
     EXPECT_LE(v.max_rel_err, kBf16Rounding);
+}
+
+// Split plans and pre-pass plans share the launcher's workspace (split-K partials and tile counters, the
+// pre-pass image): a split launch after another split plan or after a pre-pass image in the same bytes must
+// still start from zeroed counters (docs/ABI_SM90.md). A counter left non-zero would make the tiles never
+// finish (D left unwritten): each step below is a new problem with its own D, so that shows.
+TEST(Sm90, SplitPlansShareTheWorkspaceWithPrepassPlans) {
+    REQUIRE_GPU();
+    Launcher launcher(*gpu()->dev, gpu()->manifest);
+    int prepass = -1;
+    std::vector<int> split;
+    for (size_t i = 0; i < gpu()->manifest.kernels.size(); ++i) {
+        const KernelConfig& kc = gpu()->manifest.kernels[i];
+        if (kc.split_k && kc.abi == KernelAbi::Sm90v1 && kc.accum == Accum::Exact) split.push_back(int(i));
+        if (has_prepass(kc.abi) && kc.accum == Accum::Exact && prepass < 0) prepass = int(i);
+    }
+    ASSERT_FALSE(split.empty()) << "no split-capable sm90v1 kernel in the manifest";
+    ASSERT_GE(prepass, 0) << "no exact pre-pass kernel in the manifest";
+    uint64_t seed = 100;
+    const auto check = [&](int kernel, int log2_split, int m, int n, int k) {
+        const Problem p = make_problem(m, n, k, 1.f, 0.f, DataKind::Seed, seed, seed + 1, false);
+        seed += 2;
+        const std::vector<float> ref = reference_for(p);
+        GpuGemm g(launcher, kernel, log2_split, p);
+        const std::vector<uint16_t> d = g.run_and_fetch();
+        const VerifyResult v = verify_bf16(d.data(), size_t(p.n), ref.data(), size_t(p.m), size_t(p.n),
+                                           default_tolerance(false));
+        EXPECT_TRUE(v.passed()) << gpu()->manifest.kernels[size_t(kernel)].co_name << " L=" << log2_split
+                                << " M=" << m << " N=" << n << " K=" << k << " " << describe(v);
+    };
+    for (const int i : split) {
+        check(i, 4, 40, 4096, 4096);  // the largest workspace first: the pre-pass below shares it
+        check(i, 2, 16, 1024, 2048);  // the same tiles' counters, three launches in a row
+        check(i, 2, 16, 1024, 2048);
+        check(i, 1, 16, 1024, 2048);
+        check(prepass, 0, 512, 2048, 1024);  // its image over the same workspace bytes
+        check(i, 3, 40, 2048, 4096);
+    }
 }
 
 TEST(Sm90, WrongArchitectureCodeObjectIsRefusedBeforeLaunch) {

@@ -155,17 +155,22 @@ TEST(Sm90Promoted, NanScaleGivesNanInExactlyTheAffectedOutputs) {
 }
 
 // Ragged shapes (K padded inside W and A, N not a multiple of 16, M not a multiple of the tile) with
-// alpha = -0.5 (sign and scale of the epilogue).
+// alpha = -0.5 (sign and scale of the epilogue); split-capable promoted kernels (ws_swap_64x128_fs_p) also
+// with 2- and 4-way K splits (fp32 partials: the bound is unchanged).
 TEST(Sm90Promoted, RaggedShapesAndAlpha) {
     REQUIRE_GPU();
     for (int kern : promoted_kernels()) {
-        for (auto s : {std::array<int, 3>{130, 1000, 2880}, std::array<int, 3>{257, 201, 1056}}) {
+        const KernelConfig& kc = gpu()->manifest.kernels[size_t(kern)];
+        for (auto s : {std::array<int, 3>{130, 1000, 2880}, std::array<int, 3>{257, 201, 1056},
+                       std::array<int, 3>{40, 1000, 8192}}) {
             const Problem p =
                 make_problem(s[0], s[1], s[2], -0.5f, 0.f, DataKind::Gaussian, kSeedA + 3, kSeedB + 5, false);
-            const Outcome o = judge(kern, p);
-            EXPECT_EQ(o.over, 0u) << gpu()->manifest.kernels[size_t(kern)].co_name << " " << s[0] << "x"
-                                  << s[1] << "x" << s[2];
-            EXPECT_EQ(o.nan_bad, 0u);
+            for (int l = 0; l <= (kc.split_k ? 2 : 0); ++l) {
+                const Outcome o = judge(kern, p, nullptr, 1.0, l);
+                EXPECT_EQ(o.over, 0u)
+                    << kc.co_name << " L=" << l << " " << s[0] << "x" << s[1] << "x" << s[2];
+                EXPECT_EQ(o.nan_bad, 0u) << kc.co_name << " L=" << l;
+            }
         }
     }
 }
