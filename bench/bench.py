@@ -14,7 +14,7 @@ f4gemm runs in each accumulation mode asked for (--accum exact,promoted, the def
 two systems beside the peers; the promoted mode's output is judged by its bound |d - ref| <= 2^-8 |ref| +
 c_w sum_k |a_k b_k| and the observed constant c reported.
 
-Usage: python3 bench/bench.py [--quick] [--grid serving] [--accum exact,promoted] [--out DIR]
+Usage: python3 bench/bench.py [--quick] [--grid serving|decode] [--untuned] [--accum exact,promoted] [--out DIR]
        [--lib build/lib/libf4gemm.so]
 """
 import argparse
@@ -36,8 +36,10 @@ LARGE = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (2048, 8
 DECODE = [(m, n, k) for m in (1, 16) for (n, k) in ((16384, 16384), (8192, 8192), (28672, 8192), (8192, 28672))]
 MID = [(128, 16384, 16384), (256, 16384, 16384)]
 # The serving grid (../shared/reference/serving-grid.md): 70B-class N x K, M from decode to prefill.
-GRIDS = {"serving": [(m, n, k) for (n, k) in ((16384, 16384), (10240, 8192), (28672, 8192), (8192, 28672))
-                     for m in (1, 16, 32, 64, 128, 256, 512, 1024, 4096)]}
+SERVING_NK = ((16384, 16384), (10240, 8192), (28672, 8192), (8192, 28672))
+GRIDS = {"serving": [(m, n, k) for (n, k) in SERVING_NK for m in (1, 16, 32, 64, 128, 256, 512, 1024, 4096)],
+         # the serving grid's decode cells (the decode issue's targets are set on these)
+         "decode": [(m, n, k) for (n, k) in SERVING_NK for m in (1, 16, 32, 64)]}
 
 
 ACCUMS = ("exact", "promoted")
@@ -68,6 +70,11 @@ def parse_accums(text):
 def f4_system(mode):
     """The system name of f4gemm in accumulation mode `mode` (the exact mode keeps the name 'f4gemm')."""
     return "f4gemm" if mode == "exact" else f"f4gemm_{mode}"
+
+
+def f4_untuned(mode):
+    """The system name of f4gemm's untuned pick in mode `mode` (--untuned), timed when it differs from the tuned one."""
+    return f4_system(mode) + "_untuned"
 
 
 def promoted_cw(lib, k_launch):
@@ -402,7 +409,11 @@ def main():
                     help="the read-floor kernel (bench/read_floor_kernel.cu), timed on decode and mid-M shapes")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--shapes", default=None, help="comma list of MxNxK (default: the issue's shapes)")
-    ap.add_argument("--grid", choices=sorted(GRIDS), default=None, help="a named shape set (serving: 36 cells)")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default=None,
+                    help="a named shape set (serving: 36 cells; decode: its 16 cells M = 1, 16, 32, 64)")
+    ap.add_argument("--untuned", action="store_true",
+                    help="also time, in the same process, the kernel the policy picks with no tuned table (where it "
+                         "differs from the tuned pick), beside the tuned pick and the peers")
     ap.add_argument("--quantizer", action="store_true",
                     help="only the activation quantizer's bandwidth (bf16/fp32 [M, K] -> MXFP4), against the copy")
     ap.add_argument("--accum", default="exact,promoted",
@@ -455,6 +466,21 @@ def main():
     reps = 3 if args.quick else args.reps
 
     f4 = F4gemm(args.lib, args.co_dir)
+    f4u = None  # a second session opened with an empty tuned table: the policy's own picks (--untuned)
+    if args.untuned:
+        empty = os.path.join(args.out, "untuned_empty_table.csv")
+        with open(empty, "w") as f:
+            f.write("cu_num,M,N,K,accum,kernelName,splitK,us,tflops\n")
+        saved = os.environ.get("F4GEMM_TUNED")
+        os.environ["F4GEMM_TUNED"] = empty
+        try:
+            f4u = F4gemm(args.lib, args.co_dir)
+        finally:
+            if saved is None:
+                del os.environ["F4GEMM_TUNED"]
+            else:
+                os.environ["F4GEMM_TUNED"] = saved
+        assert f4u.kernels == f4.kernels, "both sessions read the same manifest"
     floor = None
     if os.path.exists(args.floor_cubin):
         try:
@@ -481,6 +507,7 @@ def main():
             ops.append({"a": a, "sa": sa, "b": b, "sb": sb})
         d = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda")
         picks = {mode: f4.select(m, n, k, mode) for mode in modes}  # (kernel, log2 split) per mode
+        upicks = {mode: f4u.select(m, n, k, mode) for mode in modes} if f4u else {}  # the same without the table
         for o in ops:  # one packed weight for every kernel, and A in the kernels' operand layout
             o["w"] = f4.pack_weight(o["b"], o["sb"], n, k)
             o["a_op"], o["sa_op"] = f4.operand(o["a"], o["sa"], m, k)
@@ -496,9 +523,9 @@ def main():
         max_ref = ref.abs().max().item()
         atol = 2e-4 * max_ref
         big = ref.abs() > atol
-        checks = {}
-        for mode in modes:
-            kern, l2 = picks[mode]
+        checks, uchecks = {}, {}
+        for mode, kern, l2 in [(mo, *picks[mo]) for mo in modes] + \
+                [(mo, *upicks[mo]) for mo in upicks if upicks[mo] != picks[mo]]:
             d.fill_(float("nan"))
             f4.gemm(kern, l2, m, n, k, ops[0], d, mode)
             torch.cuda.synchronize()
@@ -516,7 +543,7 @@ def main():
                 c["observed_c"] = (excess[pos] / mag[pos]).max().item() if pos.any() else 0.0
                 c["observed_c_log2"] = math.log2(c["observed_c"]) if c["observed_c"] > 0 else None
                 c["mismatches"] = int((excess > cw * mag).sum().item()) + nan_bad
-            checks[mode] = c
+            (uchecks if (kern, l2) != picks[mode] else checks)[mode] = c
             del got, diff
         del ref, mag, big
 
@@ -528,6 +555,9 @@ def main():
         one = torch.ones((), device="cuda")
         systems = {f4_system(mode): ((lambda i, kl=picks[mode], md=mode: f4.gemm(kl[0], kl[1], m, n, k, ops[i], d, md)),
                                      nsets) for mode in modes}
+        for mode in uchecks:  # untuned picks that differ from the tuned ones, on the same operands
+            systems[f4_untuned(mode)] = ((lambda i, kl=upicks[mode], md=mode: f4.gemm(kl[0], kl[1], m, n, k, ops[i],
+                                                                                        d, md)), nsets)
         systems.update({
             "cublaslt_fp8": (lambda i: torch._scaled_mm(fp8[i][0], fp8[i][1].t(), one, one,
                                                         out_dtype=torch.bfloat16, use_fast_accum=False), nsets),
@@ -566,6 +596,10 @@ def main():
         flops = 2.0 * m * n * k
         row = {"M": m, "N": n, "K": k, "kind": kind_of((m, n, k)), "sets": nsets, "calls": calls, "rep_t": rep_t,
                "f4gemm": checks, "systems": {}}
+        if f4u:  # per mode: the untuned pick, its check, and its time (the tuned pick's when they are the same)
+            row["f4gemm_untuned"] = {mode: dict(uchecks.get(mode, {"kernel": checks[mode]["kernel"],
+                                                                   "log2_k_split": checks[mode]["log2_k_split"]}),
+                                                same_as_tuned=mode not in uchecks) for mode in modes}
         for name, ts in times.items():
             med = statistics.median(ts)
             row["systems"][name] = {"us": med, "tflops": flops / med / 1e6, "spread": (max(ts) - min(ts)) / med,
@@ -581,6 +615,10 @@ def main():
             checks[mode]["bw_frac"] = checks[mode]["gbs"] / copy_gbs
             row["ratio"][mode] = {name: s_["us"] / f4us for name, s_ in row["systems"].items()
                                   if not name.startswith("f4gemm")}
+        for mode, u in row.get("f4gemm_untuned", {}).items():
+            src = f4_untuned(mode) if not u["same_as_tuned"] else f4_system(mode)
+            if src in row["systems"]:
+                u["us"] = row["systems"][src]["us"]
         if "read_floor" in row["systems"]:
             fl = row["systems"]["read_floor"]["us"]
             row["read_floor_gbs"] = in_bytes(m, n, k) / fl / 1e3
@@ -597,6 +635,11 @@ def main():
             print(f"{m:>6}x{n:>6}x{k:>6} {mode:<8} {ck['kernel']:<34} L={ck['log2_k_split']} {err} "
                   f"bad={ck['mismatches']} {ck['us']:9.1f} us {flops / ck['us'] / 1e6:7.1f} TF/s {ck['gbs']:6.0f} GB/s | "
                   + " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"][mode].items()), flush=True)
+            u = row.get("f4gemm_untuned", {}).get(mode)
+            if u and "us" in u:
+                what = "same pick" if u["same_as_tuned"] else f"bad={u['mismatches']}"
+                print(f"{'':>20} {mode:<8} untuned: {u['kernel']:<25} L={u['log2_k_split']} {what} {u['us']:9.1f} us "
+                      f"({u['us'] / ck['us']:.3f}x the tuned pick)", flush=True)
         del ops, fp8, bf, d
         rd = rd8 = None
         torch.cuda.empty_cache()
@@ -637,16 +680,23 @@ def print_table(r):
     floors = [row for row in r["rows"] if "read_floor" in row["systems"]]
     if floors:
         print(f"\nRead floor (a kernel that only reads the inputs: bench/read_floor_kernel.cu; copy {r['copy_gbs']:.0f} GB/s)")
+        untuned = any("f4gemm_untuned" in row for row in floors)
         print(f"{'shape':>20} " + " ".join(f"{f4_system(m_)[:16] + ' us':>19}" for m_ in modes) +
               f" {'floor us':>9} {'spread':>6} {'GB/s':>6} " + " ".join(f"{m_[:5] + '/floor':>11}" for m_ in modes) +
+              (" " + " ".join(f"{m_[:5] + ' untuned':>14}" for m_ in modes) if untuned else "") +
               f" {'fp8 floor':>9} {'FP8 us':>8} {'FP8/floor':>9}   (FP8/floor: the most any MXFP4 kernel can gain)")
         for row in floors:
             fl, f8 = row["systems"]["read_floor"], row["systems"].get("read_floor_fp8", {"us": float("nan")})
             c8 = row["systems"].get("cublaslt_fp8", {"us": float("nan")})["us"]
             f4us = [row["systems"].get(f4_system(m_), {"us": float("nan")})["us"] for m_ in modes]
+            uus = [row.get("f4gemm_untuned", {}).get(m_, {}).get("us", float("nan")) for m_ in modes]
             print(f"{row['M']:>6}x{row['N']:>6}x{row['K']:>6} " + " ".join(f"{u:19.1f}" for u in f4us) +
                   f" {fl['us']:9.2f} {100 * fl['spread']:5.1f}% {row['read_floor_gbs']:6.0f} " +
-                  " ".join(f"{u / fl['us']:11.2f}" for u in f4us) + f" {f8['us']:9.2f} {c8:8.1f} {c8 / fl['us']:9.2f}")
+                  " ".join(f"{u / fl['us']:11.2f}" for u in f4us) +
+                  (" " + " ".join(f"{u / fl['us']:14.2f}" for u in uus) if untuned else "") +
+                  f" {f8['us']:9.2f} {c8:8.1f} {c8 / fl['us']:9.2f}")
+        if untuned:
+            print("(untuned: the policy's pick with an empty tuned table, timed in the same process; /floor)")
 
 
 def plot(r, path):

@@ -71,3 +71,35 @@ def test_plot_when_matplotlib_is_installed(bench, tmp_path):
     path = tmp_path / "bench.png"
     bench.plot({"device": "test", "reps": 1, "accum": ["exact", "promoted"], "rows": rows}, str(path))
     assert path.stat().st_size > 0
+
+
+def test_untuned_names_and_the_decode_grid(bench):
+    assert bench.f4_untuned("exact") == "f4gemm_untuned"
+    assert bench.f4_untuned("promoted") == "f4gemm_promoted_untuned"
+    decode = bench.GRIDS["decode"]
+    assert len(decode) == 16
+    assert {m for (m, _, _) in decode} == {1, 16, 32, 64}
+    assert set(decode) <= set(bench.GRIDS["serving"])
+
+
+def test_floor_table_shows_the_untuned_picks(bench, capsys):
+    def system(us):
+        return {"us": us, "tflops": 1.0, "spread": 0.01}
+
+    row = {"M": 64, "N": 8192, "K": 28672,
+           "systems": {"f4gemm": system(110.0), "f4gemm_promoted": system(105.0), "read_floor": system(30.0),
+                       "f4gemm_promoted_untuned": system(162.0), "cublaslt_fp8": system(60.0)},
+           "f4gemm": {"exact": {"kernel": "ws_swap_64x128_fs", "gbs": 1000.0},
+                      "promoted": {"kernel": "ws_swap_64x128_fs_p", "gbs": 1000.0}},
+           "f4gemm_untuned": {"exact": {"kernel": "ws_swap_64x128_fs", "log2_k_split": 1, "same_as_tuned": True,
+                                        "us": 110.0},
+                              "promoted": {"kernel": "ws_swap_64x128_fs_p", "log2_k_split": 0,
+                                           "same_as_tuned": False, "us": 162.0}},
+           "ratio": {"exact": {"cublaslt_fp8": 60.0 / 110.0}, "promoted": {"cublaslt_fp8": 60.0 / 105.0}},
+           "read_floor_gbs": 4200.0}
+    bench.print_table({"accum": ["exact", "promoted"], "rows": [row], "copy_gbs": 4100.0})
+    out = capsys.readouterr().out
+    assert "exact untuned" in out and "promo untuned" in out
+    line = next(x for x in out.splitlines() if x.strip().startswith("64x  8192x 28672") and "3.67" in x)
+    assert "5.40" in line  # promoted untuned / floor = 162 / 30
+    assert "untuned: the policy's pick with an empty tuned table" in out
