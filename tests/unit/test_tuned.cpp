@@ -384,6 +384,28 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 1, 16384, 16384), "f4gemm_sm90a_dec_16x64_m2");
     EXPECT_EQ(pick(m, 16, 8192, 8192), "f4gemm_sm90a_dec_16x64_w12");
     EXPECT_EQ(pick(m, 8, 4096, 11008), "f4gemm_sm90a_dec_16x32_m2");
+    // --explain names the decode model's choice and the split rule's split.
+    const auto steps_of = [&](int mm, int n, int k, Accum accum, Selection* out) {
+        *out = select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, true, nullptr, accum);
+        std::string all;
+        for (const HeuristicStep& st : out->heuristic.steps) all += st.reason + "\n";
+        return all;
+    };
+    Selection why_sel;
+    EXPECT_NE(steps_of(1, 8192, 8192, Accum::Exact, &why_sel).find("decode model: "), std::string::npos);
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x64_w12");
+    EXPECT_EQ(why_sel.log2_k_split, 0);
+    if (promoted) {
+        const std::string why = steps_of(64, 8192, 28672, Accum::Promoted, &why_sel);
+        EXPECT_NE(why.find("split-K 2: 64 tiles fill 64 of 132 CTA slots, 128 with the split"),
+                  std::string::npos)
+            << why;
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_64x128_fs_p");
+        EXPECT_EQ(why_sel.log2_k_split, 1);
+        // K = 8192 would leave 4096 per split: below the rule's 8192, so no split
+        steps_of(64, 8192, 8192, Accum::Promoted, &why_sel);
+        EXPECT_EQ(why_sel.log2_k_split, 0);
+    }
     // The promoted kernels (accum column), when the build has them: a promoted request runs one where the
     // policy offers it, and falls back to the exact decode kernels below their min_m; exact requests above
     // never see them.
