@@ -276,7 +276,10 @@ int check_untuned_picks(const Manifest& m, const std::string& table, size_t cell
             for (const Time& t : times) {
                 const int i = find_kernel(m, t.kernel);
                 EXPECT_GE(i, 0) << t.kernel;
-                if (i >= 0 && accum_allows(accum, m.kernels[size_t(i)].accum)) best = std::min(best, t.us);
+                // the best the manifest can run: a kernel the mode allows, split only where it splits
+                if (i >= 0 && accum_allows(accum, m.kernels[size_t(i)].accum) &&
+                    (t.split == 0 || m.kernels[size_t(i)].split_k))
+                    best = std::min(best, t.us);
             }
             const Selection s =
                 select(m, "", HeuristicQuery{shape[0], shape[1], shape[2], 132, 0, 0}, false, nullptr, accum);
