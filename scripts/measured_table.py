@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The measured-picks tables the policy tests hold (tests/data/*_measured.csv: M,N,K,kernel,split,us,screen) from
+`f4gemm tune` logs. Every timing line of a log becomes a row: the timed rounds' median (screen 0) or, for a
+candidate the screen dropped, its screening time (screen 1). A later log's row replaces an earlier one for the same
+(M, N, K, kernel, split). Rows are written sorted; the header comment is the caller's (--comment, one line per '#').
+
+Usage: scripts/measured_table.py LOG [LOG ...] [--min-m M] [--max-m M] [--exclude REGEX] [--comment TEXT] -o OUT.csv
+Example (tests/data/decode_measured.csv, session 10):
+  scripts/measured_table.py docs/results/2026-12-01c/tune_sk.log --max-m 16 --exclude '_sk\\.cubin' -o a.csv
+  scripts/measured_table.py docs/results/2026-12-01c/tune_mid.log --min-m 32 --exclude 'ws_swap_32x128_fs_p' -o b.csv
+"""
+import argparse
+import re
+import sys
+
+LINE = re.compile(r"\[f4gemm\]\s+(\d+)x(\d+)x(\d+) (\S+\.cubin)\s+split (\d+):\s+([\d.]+) us( screen)?")
+
+
+def read_log(path, rows, min_m, max_m, exclude):
+    n = 0
+    with open(path) as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m:
+                continue
+            mm, nn, kk = (int(m.group(i)) for i in (1, 2, 3))
+            kernel, split, us, screen = m.group(4), int(m.group(5)), float(m.group(6)), 1 if m.group(7) else 0
+            if mm < min_m or (max_m and mm > max_m) or (exclude and re.search(exclude, kernel)):
+                continue
+            rows[(mm, nn, kk, kernel, split)] = (us, screen)
+            n += 1
+    return n
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("logs", nargs="+")
+    ap.add_argument("--min-m", type=int, default=0)
+    ap.add_argument("--max-m", type=int, default=0, help="0: no limit")
+    ap.add_argument("--exclude", default="", help="regex on the code object's name")
+    ap.add_argument("--comment", default="", help="header comment (lines split on '\\n')")
+    ap.add_argument("-o", "--out", required=True)
+    a = ap.parse_args(argv)
+    rows = {}
+    for path in a.logs:
+        if read_log(path, rows, a.min_m, a.max_m, a.exclude) == 0:
+            print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
+                  "pass an `f4gemm tune` log", file=sys.stderr)
+            return 1
+    with open(a.out, "w") as f:
+        for line in a.comment.split("\\n") if a.comment else []:
+            f.write(f"# {line}\n")
+        f.write("M,N,K,kernel,split,us,screen\n")
+        for (mm, nn, kk, kernel, split), (us, screen) in sorted(rows.items()):
+            f.write(f"{mm},{nn},{kk},{kernel},{split},{us},{screen}\n")
+    print(f"{a.out}: {len(rows)} rows, {len({k[:3] for k in rows})} cells")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

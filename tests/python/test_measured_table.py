@@ -1,0 +1,48 @@
+"""scripts/measured_table.py (no GPU): tune log lines to the policy tests' measured tables, later logs replacing
+earlier rows, the M and name filters, and a one-line error for a file with no timing lines."""
+
+import importlib.util
+import os
+
+import pytest
+
+_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "measured_table.py")
+
+LOG1 = """[f4gemm] tuning 2 shapes over 2 kernels (accum exact) on NVIDIA H200 (132 SMs)
+[f4gemm]   1x8192x8192 f4gemm_sm90a_dec_16x64_m2.cubin          split 1:     18.40 us screen, dropped
+[f4gemm]   1x8192x8192 f4gemm_sm90a_dec_16x64_m2.cubin          split 0:     16.10 us      8.3 TF/s (spread 1.0%, 4 sets)
+[f4gemm]   64x8192x8192 f4gemm_sm90a_x_sk.cubin                 split 0:     99.00 us      1.0 TF/s (spread 1.0%, 4 sets)
+[f4gemm] best 1x8192x8192 (accum exact): f4gemm_sm90a_dec_16x64_m2.cubin split 0 (16.10 us)
+"""
+LOG2 = """[f4gemm]   1x8192x8192 f4gemm_sm90a_dec_16x64_m2.cubin          split 0:     15.90 us      8.4 TF/s (spread 0.5%, 4 sets)
+"""
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("measured_table", _SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rows_filters_and_replacement(script, tmp_path):
+    a, b, out = tmp_path / "a.log", tmp_path / "b.log", tmp_path / "t.csv"
+    a.write_text(LOG1)
+    b.write_text(LOG2)
+    assert script.main([str(a), str(b), "--max-m", "16", "--exclude", r"_sk\.cubin", "--comment", "one\\ntwo",
+                        "-o", str(out)]) == 0
+    assert out.read_text().splitlines() == [
+        "# one",
+        "# two",
+        "M,N,K,kernel,split,us,screen",
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,0,15.9,0",  # the later log's time
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,1,18.4,1",  # a screened candidate keeps its screen time
+    ]
+
+
+def test_a_file_without_timing_lines_is_an_error(script, tmp_path, capsys):
+    empty = tmp_path / "x.log"
+    empty.write_text("nothing here\n")
+    assert script.main([str(empty), "-o", str(tmp_path / "t.csv")]) == 1
+    assert "no tune timing lines in" in capsys.readouterr().err
