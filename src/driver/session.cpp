@@ -43,6 +43,14 @@ bool offered_for_m(const KernelConfig& kc, int m) {
     return !(kc.max_m > 0 && m > kc.max_m) && !(kc.min_m > 0 && m < kc.min_m);
 }
 
+// Output tiles of the kernel for the query's M x N, and the CTAs of it that fit on the device at once.
+long tiles_of(const KernelConfig& kc, const HeuristicQuery& q) {
+    return long((q.m + kc.tile_m - 1) / kc.tile_m) * long((q.n + kc.tile_n - 1) / kc.tile_n);
+}
+long cta_slots(const KernelConfig& kc, const HeuristicQuery& q) {
+    return long(q.num_cu) * sm90_ctas_per_sm(kc);
+}
+
 // The time model of a kernel that carries one (KernelConfig::cost_wave_k, fitted to measured times,
 // docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K.
 // Negative when the kernel has none.
@@ -50,8 +58,8 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
     if (kc.cost_wave_k <= 0 || q.num_cu <= 0) return -1;
     const double kp = double(kernel_k(kc, q.k));
     const long tiles_m = (q.m + kc.tile_m - 1) / kc.tile_m, tiles_n = (q.n + kc.tile_n - 1) / kc.tile_n;
-    const long slots = long(q.num_cu) * sm90_ctas_per_sm(kc);
-    const double waves = double((tiles_m * tiles_n + slots - 1) / slots);
+    const long slots = cta_slots(kc, q);
+    const double waves = double((tiles_of(kc, q) + slots - 1) / slots);
     double rows = 0;  // rows of the operands the pre-pass converts (padded to the tile)
     if (kc.abi == KernelAbi::Sm90pp1) rows = double(tiles_m * kc.tile_m + tiles_n * kc.tile_n);
     if (kc.abi == KernelAbi::Sm90pa1) rows = double(tiles_m * kc.tile_m);
@@ -66,8 +74,7 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
 // the kernel has none.
 double decode_cost(const KernelConfig& kc, const HeuristicQuery& q) {
     if (kc.decode_round <= 0 || kc.decode_warps <= 0 || q.num_cu <= 0) return -1;
-    const long tiles = long((q.m + kc.tile_m - 1) / kc.tile_m) * long((q.n + kc.tile_n - 1) / kc.tile_n);
-    const long rounds = (tiles + q.num_cu - 1) / q.num_cu;
+    const long rounds = (tiles_of(kc, q) + q.num_cu - 1) / q.num_cu;
     const long warps = std::min<long>(rounds, sm90_ctas_per_sm(kc)) * (kc.threads / 32);
     const double rate = double(std::min<long>(warps, kc.decode_warps));
     return double(rounds) * (kc.decode_round + double(kc.tile_n) * double(kernel_k(kc, q.k)) / rate);
@@ -186,8 +193,8 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // The decode model: when the rules picked a kernel that carries it, every kernel of the pool that carries
     // it, is offered for this M and was a candidate (its tile_M covers no more than needed) is costed, and
     // the cheapest runs; a tie keeps priority order.
-    if (ours && h.index >= 0 && decode_cost(m.kernels[size_t(h.index)], q) > 0) {
-        const double picked = decode_cost(m.kernels[size_t(h.index)], q);
+    if (const double picked = ours && h.index >= 0 ? decode_cost(m.kernels[size_t(h.index)], q) : -1;
+        picked > 0) {
         int best = h.index;
         double best_cost = picked;
         for (const size_t i : order) {
@@ -215,9 +222,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     if (ours && h.index >= 0 && q.log2_k_split == 0 && h.log2_k_split == 0) {
         const KernelConfig& kc = m.kernels[size_t(h.index)];
         if (kc.split_k && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 && q.num_cu > 0) {
-            const long tiles =
-                long((q.m + kc.tile_m - 1) / kc.tile_m) * long((q.n + kc.tile_n - 1) / kc.tile_n);
-            const long slots = long(q.num_cu) * sm90_ctas_per_sm(kc);
+            const long tiles = tiles_of(kc, q), slots = cta_slots(kc, q);
             const int kk = kernel_k(kc, q.k);
             int l = 0;
             while (l < 4 && tiles << (l + 1) <= slots && (kk >> (l + 1)) >= kMinSplitK &&
