@@ -19,18 +19,18 @@ echo "== every kernel in the manifest (M=300 N=2048 K=1024) =="
 # Each kernel runs in the accumulation mode it implements (--list's sixth column; exact when absent).
 mapfile -t KERNELS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
 mapfile -t MODES < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
-mapfile -t SPLITS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5}')
-mapfile -t SPLIT_MODES < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print ($6 == "" ? "exact" : $6)}')
+mapfile -t SPLITK < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $3}')
 for i in "${!KERNELS[@]}"; do
     k=${KERNELS[$i]}
     check "$k (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" -m 300 -n 2048 -k 1024
 done
 
 echo "== split-K, fp32 reduction (M=256 N=1024 K=4096) =="
-for i in "${!SPLITS[@]}"; do
-    k=${SPLITS[$i]}
+for i in "${!KERNELS[@]}"; do
+    [ "${SPLITK[$i]}" = 1 ] || continue
+    k=${KERNELS[$i]}
     for l in 1 2 3 4; do
-        check "$k --splitk $l (${SPLIT_MODES[$i]})" --kernel "$k" --accum "${SPLIT_MODES[$i]}" --splitk "$l" -m 256 -n 1024 -k 4096
+        check "$k --splitk $l (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" --splitk "$l" -m 256 -n 1024 -k 4096
     done
 done
 
