@@ -8,6 +8,7 @@ CS=${COMPUTE_SANITIZER:-compute-sanitizer}
 rc=0
 mapfile -t KERNELS < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
 mapfile -t MODES < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
+mapfile -t SPLITK < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $3}')
 run() {  # run <tool> <f4gemm args...>
     local tool=$1; shift
     local out
@@ -29,11 +30,12 @@ for tool in memcheck racecheck; do
     run $tool -m 130 -n 528 -k 1024 --beta 1
     run $tool --accum promoted -m 130 -n 528 -k 1024 --beta 1
 done
-# Split-capable kernels, each in the mode it implements (--list's sixth column).
-while read -r k mode; do
-    run memcheck --kernel "$k" --accum "$mode" --splitk 2 -m 70 -n 272 -k 1536
-    run racecheck --kernel "$k" --accum "$mode" --splitk 2 -m 70 -n 272 -k 1536
-done < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ && $3 == 1 {print $5, ($6 == "" ? "exact" : $6)}')
+# Split-capable kernels (--list's third column), each in the mode it implements.
+for i in "${!KERNELS[@]}"; do
+    [ "${SPLITK[$i]}" = 1 ] || continue
+    run memcheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" --splitk 2 -m 70 -n 272 -k 1536
+    run racecheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" --splitk 2 -m 70 -n 272 -k 1536
+done
 # The device packer, A padder and quantizer (f4gemm_sm90a_util.cubin) through the C API's gpu tests.
 CAPI=${CAPI_GPU_TESTS:-build/tests/capi/f4gemm_capi_gpu_tests}
 if [ -x "$CAPI" ]; then
