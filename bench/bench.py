@@ -327,6 +327,16 @@ def make_triton():
 
 
 # ---- timing --------------------------------------------------------------------------------------
+SPIN_CYCLES = 100_000  # ~50 us at the H200's 1.98 GHz: longer than submitting an event and a graph replay
+
+
+def spin():
+    """Busy the current stream for SPIN_CYCLES (torch's own test helper; a no-op where a build lacks it)."""
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is not None:
+        sleep(SPIN_CYCLES)
+
+
 def time_graph(fn, nsets, calls):
     """Median-free single measurement: one CUDA graph of `calls` launches rotating over sets."""
     s = torch.cuda.Stream()
@@ -353,6 +363,10 @@ def time_graph(fn, nsets, calls):
 
     def once():
         b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        # A spin ahead of the start event keeps the GPU busy while the host submits the event and the graph, so
+        # the graph's launch latency (10-20 us from Python, jittering) is not timed: over a 0.5 ms graph it was
+        # 2-4% of a 12 us kernel's time and most of the spread between repetitions (PERF.md entry 30).
+        spin()
         b.record()
         replay()
         e.record()
@@ -376,7 +390,8 @@ def bench_quantizer(f4, copy_gbs, reps, out_dir):
             xs = [torch.randn(m, k, device="cuda").to(dtype) for _ in range(nsets)]
             outs = [(torch.empty(db.value, dtype=torch.uint8, device="cuda"),
                      torch.empty(sbb.value, dtype=torch.uint8, device="cuda")) for _ in range(nsets)]
-            calls = max(nsets, 40)
+            # graphs of >= ~2 ms, as the GEMM grid's (an estimate at 3.5 TB/s), at least 40 calls
+            calls = int(min(200, max(nsets, 40, math.ceil(2000 / (moved / 3.5e6)))))
             once = time_graph(lambda i: f4.quantize_into(xs[i], m, k, *outs[i]), nsets, calls)
             ts = [once() for _ in range(reps)]
             med = statistics.median(ts)

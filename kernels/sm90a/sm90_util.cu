@@ -68,22 +68,22 @@ __device__ __forceinline__ void load_lane(const uint8_t* gmem_p, bool vec, uint3
     }
 }
 
-// The lane's largest |x| as fp32 bits (mx_scale_of_amax's input). bf16: the max of the 16-bit |x| patterns
-// (they order as the values) shifted up, which is the fp32 pattern of the same value; two elements per
-// instruction (VIMNMX3 on packed halves, native on sm_90).
+// The lane's largest |x| as fp32 bits (mx_scale_of_amax's input). bf16 (given |x|, the words masked): the
+// max of the 16-bit |x| patterns (they order as the values) shifted up, which is the fp32 pattern of the same
+// value; two elements per instruction (VIMNMX3 on packed halves, native on sm_90). fp32: given the raw words.
+__device__ __forceinline__ uint32_t lane_amax_abs_bf16(const uint32_t (&m)[16]) {
+    const uint32_t a = __vimax3_u16x2(m[0], m[1], m[2]), b = __vimax3_u16x2(m[3], m[4], m[5]);
+    const uint32_t c = __vimax3_u16x2(m[6], m[7], m[8]), d = __vimax3_u16x2(m[9], m[10], m[11]);
+    const uint32_t e = __vimax3_u16x2(m[12], m[13], m[14]);
+    const uint32_t h = __vimax3_u16x2(__vimax3_u16x2(a, b, c), __vimax3_u16x2(d, e, m[15]), 0u);
+    return max(h & 0xFFFFu, h >> 16) << 16;
+}
 template <bool kBf16>
 __device__ __forceinline__ uint32_t lane_amax(const uint32_t (&raw)[16]) {
-    const uint32_t mask = kBf16 ? 0x7FFF7FFFu : 0x7FFFFFFFu;
+    static_assert(!kBf16, "bf16: lane_amax_abs_bf16");
     uint32_t m[16];
 #pragma unroll
-    for (int w = 0; w < 16; ++w) m[w] = raw[w] & mask;
-    if (kBf16) {
-        const uint32_t a = __vimax3_u16x2(m[0], m[1], m[2]), b = __vimax3_u16x2(m[3], m[4], m[5]);
-        const uint32_t c = __vimax3_u16x2(m[6], m[7], m[8]), d = __vimax3_u16x2(m[9], m[10], m[11]);
-        const uint32_t e = __vimax3_u16x2(m[12], m[13], m[14]);
-        const uint32_t h = __vimax3_u16x2(__vimax3_u16x2(a, b, c), __vimax3_u16x2(d, e, m[15]), 0u);
-        return max(h & 0xFFFFu, h >> 16) << 16;
-    }
+    for (int w = 0; w < 16; ++w) m[w] = raw[w] & 0x7FFFFFFFu;
     const uint32_t a = __vimax3_u32(m[0], m[1], m[2]), b = __vimax3_u32(m[3], m[4], m[5]);
     const uint32_t c = __vimax3_u32(m[6], m[7], m[8]), d = __vimax3_u32(m[9], m[10], m[11]);
     const uint32_t e = __vimax3_u32(m[12], m[13], m[14]);
@@ -106,40 +106,50 @@ __device__ __forceinline__ uint32_t bf16x2_mul(uint32_t a, uint32_t b) {
 // range; the tiny-scale path pre-multiplies by 2^64 as mx_e2m1_word does), and a fused bf16 FMA rounds the
 // exact a * 2^j + C once, to nearest even, onto the integers when C is in [128, 256) (ulp 1; C = 128 rather
 // than 1.5 * 2^23, since a >= 0 and a * 2 + C < 256 for a < 8); code j is then the low byte of the
-// 16-bit result (bits(128) = 0x4300). The saturation (code 8 -> 7) is a minimum, the sign goes to bit 3,
-// and byte permutes pack the eight nibbles. Bit-identity with the host rule: tests/capi/test_capi_gpu.cpp.
-// Measured at bf16 4096 x 4096 on the H200 (one process, rotating past L2): 13.0 us against 13.7 for the
-// fp32 lattice, 22.9 against 24.2 at 4096 x 8192 (PERF.md entry 26).
-__device__ __forceinline__ uint32_t lane_word_bf16x2(const uint32_t (&raw)[16], int w, uint32_t scale) {
-    const bool tiny = scale == 0u;
+// 16-bit result (bits(128) = 0x4300). The saturation (code 8 -> 7) is a minimum and byte permutes gather
+// the codes of elements 8w .. 8w+7 in order. The signs come from sgn (below): bit 3 of each element's byte,
+// so each nibble carries its sign when the bytes pair up. kGeneral takes the blocks the common path does
+// not: scale 0 (a tiny block, taken times 2^64 first, or an all-zero one) and 0xFF (NaN or Inf, whose data
+// bytes are zero, mx_block_zero); the common path leaves out that pre-multiply and the zero mask, 20 of its
+// ~190 instructions per lane-step. Bit-identity with the host rule: tests/capi/test_capi_gpu.cpp.
+// Measured at bf16 4096 x 4096 on the H200: PERF.md entries 26 and 30.
+template <bool kGeneral>
+__device__ __forceinline__ uint32_t lane_word_bf16x2(const uint32_t (&ax)[16], const uint32_t (&sgn)[8], int w,
+                                                     uint32_t scale, bool zero) {
+    const bool tiny = kGeneral && scale == 0u;
     const uint32_t b = tiny ? 127u + 63u : 254u - scale;  // biased exponent of m1, as in mx_e2m1_word
     const uint32_t m2 = ((b + 1u) << 7) * 0x10001u, m1 = (b << 7) * 0x10001u, mh = ((b - 1u) << 7) * 0x10001u;
-    uint32_t c[4];  // c[j]: elements 8w + 2j (low half) and 8w + 2j + 1 (high half) as 0x43 : sign | code
+    uint32_t c[4];  // c[j]: elements 8w + 2j (low half) and 8w + 2j + 1 (high half) as 0x43 : code
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-        uint32_t ax = raw[4 * w + j] & 0x7FFF7FFFu;
-        if (tiny) ax = bf16x2_mul(ax, 0x5F805F80u);  // 2^64 in both halves
-        const uint32_t k0 = bf16x2_fma(ax, m2, 0x43004300u), k1 = bf16x2_fma(ax, m1, 0x43024302u),
-                       k2 = bf16x2_fma(ax, mh, 0x43044304u);  // + 128, 130, 132
-        const uint32_t code = __vminu2(__vimin3_u16x2(k0, k1, k2), 0x43074307u);
-        c[j] = code | ((raw[4 * w + j] >> 12) & 0x00080008u);  // sign bits 15, 31 -> 3, 19
+        uint32_t a = ax[4 * w + j];
+        if (tiny) a = bf16x2_mul(a, 0x5F805F80u);  // 2^64 in both halves
+        const uint32_t k0 = bf16x2_fma(a, m2, 0x43004300u), k1 = bf16x2_fma(a, m1, 0x43024302u),
+                       k2 = bf16x2_fma(a, mh, 0x43044304u);  // + 128, 130, 132
+        c[j] = __vminu2(__vimin3_u16x2(k0, k1, k2), 0x43074307u);
     }
-    const uint32_t l01 = __byte_perm(c[0], c[1], 0x6420), l23 = __byte_perm(c[2], c[3], 0x6420);
-    return __byte_perm(l01 | (l01 >> 4), l23 | (l23 >> 4), 0x6420);
+    // l: the codes of elements 8w + 4h .. 8w + 4h + 3 as bytes, bit 3 the sign; then the odd bytes' nibbles
+    // move up into the even bytes (the bytes are < 16, so + is |) and the even bytes are the word.
+    const uint32_t l01 = __byte_perm(c[0], c[1], 0x6420) | (sgn[2 * w] & 0x08080808u),
+                   l23 = __byte_perm(c[2], c[3], 0x6420) | (sgn[2 * w + 1] & 0x08080808u);
+    const uint32_t word = __byte_perm(l01 + (l01 >> 4), l23 + (l23 >> 4), 0x6420);
+    return kGeneral && zero ? 0u : word;
 }
 
-// Output word w of the lane (its elements 8w .. 8w+7) by the shared rule (mx_e2m1_word; bf16 through its
-// bf16x2 form above).
-template <bool kBf16>
-__device__ __forceinline__ uint32_t lane_word(const uint32_t (&raw)[16], int w, uint32_t scale) {
-    if constexpr (kBf16) {
-        return lane_word_bf16x2(raw, w, scale);
-    } else {
-        uint32_t x_bits[8];  // fp32 patterns
+// fp32 output word w of the lane (its elements 8w .. 8w+7) by the shared rule, mx_e2m1_word.
+__device__ __forceinline__ uint32_t lane_word_f32(const uint32_t (&raw)[16], int w, uint32_t scale) {
+    uint32_t x_bits[8];  // fp32 patterns
 #pragma unroll
-        for (int i = 0; i < 8; ++i) x_bits[i] = raw[8 * w + i];
-        return mx_e2m1_word(x_bits, scale);
-    }
+    for (int i = 0; i < 8; ++i) x_bits[i] = raw[8 * w + i];
+    return mx_e2m1_word(x_bits, scale);
+}
+
+// The sign of each of the bf16 elements 4i .. 4i+3 (words 2i, 2i+1) as a byte, 0xFF or 0: prmt's
+// sign-replicate selectors (bit 3 of a selector nibble) on the bytes holding the sign bits.
+__device__ __forceinline__ uint32_t bf16x4_signs(uint32_t lo, uint32_t hi) {
+    uint32_t d;
+    asm("prmt.b32 %0, %1, %2, 0xFDB9;" : "=r"(d) : "r"(lo), "r"(hi));
+    return d;
 }
 
 // Rows of the padded A, one team of util_quantize_warps_per_row(k) warps per row: warp w of a team takes the
@@ -152,11 +162,13 @@ __device__ __forceinline__ void quantize_rows(const F4gemmQuantizeArgs& args) {
         smem_key[kWarps];  // per warp: max over its real non-NaN blocks of scale + 1, 0 if none
 
     const uint32_t m = args.m, k = args.k, kp = (uint32_t)w_k_pad(k), mp = (uint32_t)a_m_pad(m);
-    const uint32_t team = util_quantize_warps_per_row(k), rows_per_cta = kWarps / team;
+    // team is a power of two (1..8): shifts and masks, not the division subroutine (~25 instructions a warp,
+    // which at K = 4096 does only one warp-step)
+    const uint32_t team = util_quantize_warps_per_row(k), team_log = __ffs(team) - 1, rows_per_cta = kWarps >> team_log;
     const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const uint32_t team_row = warp / team, team_warp = warp % team;
+    const uint32_t team_row = warp >> team_log, team_warp = warp & (team - 1u);
     const uint32_t blocks = kp / 32, real_blocks = k / 32;
-    const uint32_t steps = (blocks + T::kStepBlocks - 1) / T::kStepBlocks, last_warp = (steps - 1) % team;
+    const uint32_t steps = (blocks + T::kStepBlocks - 1) / T::kStepBlocks, last_warp = (steps - 1) & (team - 1u);
     const uint32_t lane_block = lane / T::kLanes, lane_elem = lane % T::kLanes * T::kElems;
     const bool vec = ((args.x | ((uint64_t)args.ldx * T::kEsize)) & 15u) == 0u;
     const uint8_t* gmem_x = reinterpret_cast<const uint8_t*>(args.x);  // (m, ldx) bf16 / fp32, row-major
@@ -181,14 +193,33 @@ __device__ __forceinline__ void quantize_rows(const F4gemmQuantizeArgs& args) {
 #pragma unroll
                 for (int w = 0; w < 16; ++w) reg_raw[w] = 0u;
             }
-            uint32_t amax = real ? lane_amax<kBf16>(reg_raw) : 0u;
-            if (T::kLanes == 2) amax = max(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
-            const uint32_t scale = mx_scale_of_amax(amax);
-            const bool zero = mx_block_zero(amax);
             uint32_t word[T::kWords];
+            uint32_t scale;
+            if constexpr (kBf16) {
+                // |x| once for the amax and the lattice, the signs gathered once (reg_raw is dead after)
+                uint32_t ax[16], sgn[8];
 #pragma unroll
-            for (uint32_t w = 0; w < T::kWords; ++w)
-                word[w] = lane_word<kBf16>(reg_raw, w, scale) & (zero ? 0u : ~0u);
+                for (int w = 0; w < 16; ++w) ax[w] = reg_raw[w] & 0x7FFF7FFFu;
+#pragma unroll
+                for (int i = 0; i < 8; ++i) sgn[i] = bf16x4_signs(reg_raw[2 * i], reg_raw[2 * i + 1]);
+                const uint32_t amax = lane_amax_abs_bf16(ax);  // 0 for a padding block: zeros
+                scale = mx_scale_of_amax(amax);
+                const bool zero = mx_block_zero(amax);
+                if (__any_sync(0xFFFFFFFFu, scale - 1u >= 252u)) {  // scale 0 or 0xFF in the warp: rare
+#pragma unroll
+                    for (uint32_t w = 0; w < T::kWords; ++w) word[w] = lane_word_bf16x2<true>(ax, sgn, w, scale, zero);
+                } else {
+#pragma unroll
+                    for (uint32_t w = 0; w < T::kWords; ++w) word[w] = lane_word_bf16x2<false>(ax, sgn, w, scale, zero);
+                }
+            } else {
+                uint32_t amax = real ? lane_amax<false>(reg_raw) : 0u;
+                amax = max(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+                scale = mx_scale_of_amax(amax);
+                const bool zero = mx_block_zero(amax);
+#pragma unroll
+                for (uint32_t w = 0; w < T::kWords; ++w) word[w] = lane_word_f32(reg_raw, w, scale) & (zero ? 0u : ~0u);
+            }
             if (block < blocks) {
                 uint8_t* p = gmem_a_row + (size_t)block * 16 + lane_elem / 2;
                 if constexpr (T::kWords == 4)
@@ -321,9 +352,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 }
 
 // Padded A quantized from bf16 / fp32 rows, bit-identical to the host's quantize_mxfp4 then pad. Five CTAs
-// per SM (48 registers, 4 bytes spilled): with the bf16x2 conversion, bf16 4096 x 4096 measured 12.83 us
-// against 13.03 at six CTAs (40 registers, 12 bytes spilled) and 14.4 at eight (32 registers), 4096 x
-// 8192 23.3 against 22.9 and 25.1 (PERF.md entry 26).
+// per SM (46 registers, no spills): bf16 4096 x 4096 measured 12.3 us (lab, graphs of 40 calls) against 12.9
+// at four CTAs and 12.6 at six (40 registers, 12 bytes spilled); CTAs of 4 warps at 10 per SM 12.27 at 4096 x
+// 4096 and 22.2 against 22.0 at 4096 x 8192, not kept (PERF.md entries 26, 30).
 extern "C" __global__ void __launch_bounds__(kThreads, 5)
     f4gemm_sm90a_quantize(const __grid_constant__ F4gemmQuantizeArgs args) {
 #if F4GEMM_SM90A_ENABLED
