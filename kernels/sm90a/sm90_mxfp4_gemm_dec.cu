@@ -123,6 +123,10 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     const int g = lane >> 2, t = lane & 3;
     const long grp = (long)f4gemm::frag16s_group_bytes(p.K);  // bytes per 16-row group of B (frag16s)
     const uint8_t* bgroup = p.B + (long)(n0 / 16) * grp;
+    // Groups of this tile inside W (whose N is padded to 256): all of them where TILE_N divides 256; the
+    // last tile of a TILE_N = 80 or 112 kernel can reach past W's end, and copies only the groups W has
+    // (the others' slots hold stale bytes whose outputs lie beyond N and are never stored).
+    const int groups = 256 % TILE_N == 0 ? kR : min(kR, ((p.N + 255) / 256 * 256 - n0) / 16);
 
     if (lane == 0) {
 #pragma unroll
@@ -134,11 +138,13 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
         if (c >= c1) return;  // warp-uniform
         uint8_t* dst = ring + slot * kStageBytes;
         if (lane == 0) {
-            mbar_arrive_expect_tx(&bars[slot], kSlotB);
+            mbar_arrive_expect_tx(&bars[slot], groups * kChunkB);
 #pragma unroll
             for (int rg = 0; rg < kR; ++rg)
-                bulk_copy_g2s(dst + rg * kChunkB, bgroup + rg * grp + F4GEMM_FRAG16S_HEAD + (long)c * kChunkB,
-                              kChunkB, &bars[slot]);
+                if (rg < groups)
+                    bulk_copy_g2s(dst + rg * kChunkB,
+                                  bgroup + rg * grp + F4GEMM_FRAG16S_HEAD + (long)c * kChunkB, kChunkB,
+                                  &bars[slot]);
         }
         // A: 8 * kNt8 rows x 64 bytes = 4 pieces of 16 bytes per row
 #pragma unroll

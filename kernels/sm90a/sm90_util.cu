@@ -114,8 +114,8 @@ __device__ __forceinline__ uint32_t bf16x2_mul(uint32_t a, uint32_t b) {
 // ~190 instructions per lane-step. Bit-identity with the host rule: tests/capi/test_capi_gpu.cpp.
 // Measured at bf16 4096 x 4096 on the H200: PERF.md entries 26 and 30.
 template <bool kGeneral>
-__device__ __forceinline__ uint32_t lane_word_bf16x2(const uint32_t (&ax)[16], const uint32_t (&sgn)[8], int w,
-                                                     uint32_t scale, bool zero) {
+__device__ __forceinline__ uint32_t lane_word_bf16x2(const uint32_t (&ax)[16], const uint32_t (&sgn)[8],
+                                                     int w, uint32_t scale, bool zero) {
     const bool tiny = kGeneral && scale == 0u;
     const uint32_t b = tiny ? 127u + 63u : 254u - scale;  // biased exponent of m1, as in mx_e2m1_word
     const uint32_t m2 = ((b + 1u) << 7) * 0x10001u, m1 = (b << 7) * 0x10001u, mh = ((b - 1u) << 7) * 0x10001u;
@@ -164,11 +164,13 @@ __device__ __forceinline__ void quantize_rows(const F4gemmQuantizeArgs& args) {
     const uint32_t m = args.m, k = args.k, kp = (uint32_t)w_k_pad(k), mp = (uint32_t)a_m_pad(m);
     // team is a power of two (1..8): shifts and masks, not the division subroutine (~25 instructions a warp,
     // which at K = 4096 does only one warp-step)
-    const uint32_t team = util_quantize_warps_per_row(k), team_log = __ffs(team) - 1, rows_per_cta = kWarps >> team_log;
+    const uint32_t team = util_quantize_warps_per_row(k), team_log = __ffs(team) - 1,
+                   rows_per_cta = kWarps >> team_log;
     const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const uint32_t team_row = warp >> team_log, team_warp = warp & (team - 1u);
     const uint32_t blocks = kp / 32, real_blocks = k / 32;
-    const uint32_t steps = (blocks + T::kStepBlocks - 1) / T::kStepBlocks, last_warp = (steps - 1) & (team - 1u);
+    const uint32_t steps = (blocks + T::kStepBlocks - 1) / T::kStepBlocks,
+                   last_warp = (steps - 1) & (team - 1u);
     const uint32_t lane_block = lane / T::kLanes, lane_elem = lane % T::kLanes * T::kElems;
     const bool vec = ((args.x | ((uint64_t)args.ldx * T::kEsize)) & 15u) == 0u;
     const uint8_t* gmem_x = reinterpret_cast<const uint8_t*>(args.x);  // (m, ldx) bf16 / fp32, row-major
@@ -207,10 +209,12 @@ __device__ __forceinline__ void quantize_rows(const F4gemmQuantizeArgs& args) {
                 const bool zero = mx_block_zero(amax);
                 if (__any_sync(0xFFFFFFFFu, scale - 1u >= 252u)) {  // scale 0 or 0xFF in the warp: rare
 #pragma unroll
-                    for (uint32_t w = 0; w < T::kWords; ++w) word[w] = lane_word_bf16x2<true>(ax, sgn, w, scale, zero);
+                    for (uint32_t w = 0; w < T::kWords; ++w)
+                        word[w] = lane_word_bf16x2<true>(ax, sgn, w, scale, zero);
                 } else {
 #pragma unroll
-                    for (uint32_t w = 0; w < T::kWords; ++w) word[w] = lane_word_bf16x2<false>(ax, sgn, w, scale, zero);
+                    for (uint32_t w = 0; w < T::kWords; ++w)
+                        word[w] = lane_word_bf16x2<false>(ax, sgn, w, scale, zero);
                 }
             } else {
                 uint32_t amax = real ? lane_amax<false>(reg_raw) : 0u;
@@ -218,7 +222,8 @@ __device__ __forceinline__ void quantize_rows(const F4gemmQuantizeArgs& args) {
                 scale = mx_scale_of_amax(amax);
                 const bool zero = mx_block_zero(amax);
 #pragma unroll
-                for (uint32_t w = 0; w < T::kWords; ++w) word[w] = lane_word_f32(reg_raw, w, scale) & (zero ? 0u : ~0u);
+                for (uint32_t w = 0; w < T::kWords; ++w)
+                    word[w] = lane_word_f32(reg_raw, w, scale) & (zero ? 0u : ~0u);
             }
             if (block < blocks) {
                 uint8_t* p = gmem_a_row + (size_t)block * 16 + lane_elem / 2;

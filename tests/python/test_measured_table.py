@@ -46,3 +46,24 @@ def test_a_file_without_timing_lines_is_an_error(script, tmp_path, capsys):
     empty.write_text("nothing here\n")
     assert script.main([str(empty), "-o", str(tmp_path / "t.csv")]) == 1
     assert "no tune timing lines in" in capsys.readouterr().err
+
+
+def test_the_decode_table_is_its_logs(script, tmp_path):
+    """tests/data/decode_measured.csv holds exactly the rows its header's two commands write from the device logs
+    kept in docs/results (no row edited by hand)."""
+    root = os.path.join(os.path.dirname(_SCRIPT), "..")
+    res = os.path.join(root, "docs", "results")
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert script.main([os.path.join(res, "2026-12-01c", "tune_sk.log"), os.path.join(res, "2026-12-01d", "tune_dec.log"),
+                        os.path.join(res, "2026-12-01d", "tune_dec_extra.log"), "--max-m", "16",
+                        "--exclude", r"_sk\.cubin|dec_16x80_w16", "-o", str(a)]) == 0
+    assert script.main([os.path.join(res, "2026-12-01c", "tune_mid.log"), "--min-m", "32",
+                        "--exclude", "ws_swap_32x128_fs_p", "-o", str(b)]) == 0
+
+    def rows(path):
+        with open(path) as f:
+            return [line.rstrip("\n") for line in f if line.strip() and not line.startswith(("#", "M,"))]
+
+    table = rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
+    assert table == rows(a) + rows(b)
+    assert len(table) == 698
