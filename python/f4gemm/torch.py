@@ -1,6 +1,6 @@
 """f4gemm.torch: an MXFP4 nn.Linear for PyTorch on the GPU.
 
-    lin = f4gemm.torch.Linear.from_linear(nn.Linear(8192, 28672).cuda())
+    lin = f4gemm.torch.Linear(nn.Linear(8192, 28672).cuda())   # or Linear.from_linear(...), Linear(packed_weight)
     y = lin(x)   # x [..., 8192] bf16 or fp32 on the GPU
 
 The weight is quantized (OCP MX, on the GPU) and packed once; each forward quantizes the activations on the GPU
@@ -23,18 +23,46 @@ from ._core import Weight
 __all__ = ["Linear"]
 
 
+def _pack_linear(linear: nn.Linear, device: Optional[torch.device]):
+    """(packed Weight, bias or None) of an nn.Linear: its weight quantized on the GPU and packed once."""
+    w = linear.weight.detach()
+    if device is not None:
+        w = w.to(device)
+    if w.device.type != "cuda":
+        raise ValueError(f"linear: its weight is on {w.device}: move the layer to the GPU (linear.cuda()) or "
+                         f"pass device='cuda'")
+    if linear.in_features % 32:
+        raise ValueError(f"linear: in_features = {linear.in_features} is not a multiple of 32: MXFP4 has one "
+                         f"scale per 32 inputs; pad the layer's inputs to {(linear.in_features + 31) // 32 * 32}")
+    if w.dtype not in (torch.bfloat16, torch.float32):
+        w = w.float()  # float16 and float64 weights: quantized from their fp32 values
+    q, s = _core.quantize(w)
+    bias = linear.bias.detach().to(w.device) if linear.bias is not None else None
+    return _core.pack_weight(q, s), bias
+
+
 class Linear(nn.Module):
     """y = x W^T + b with W an MXFP4 packed weight (f4gemm.Weight of [out_features, in_features]).
 
     Buffers: `weight_packed` (uint8, the packed W) and `bias` (bf16 [out_features] or None). The output is bf16
     for bf16 input and float32 for float32 input (the GEMM's bf16 result widened)."""
 
-    def __init__(self, weight: Weight, bias: Optional[torch.Tensor] = None, accum: str = "exact"):
+    def __init__(self, weight, bias: Optional[torch.Tensor] = None, accum: str = "exact",
+                 device: Optional[torch.device] = None):
+        """weight: an f4gemm.Weight (packed [out_features, in_features]) with an optional bias, or a torch.nn.Linear
+        (quantized and packed here, its bias kept; device as in from_linear)."""
         super().__init__()
-        _core._check_accum(accum)
+        _core._check_accum(accum)  # before a weight is quantized and packed
+        if isinstance(weight, nn.Linear):
+            if bias is not None:
+                raise ValueError("bias: an nn.Linear brings its own bias: pass bias=None (or set linear.bias)")
+            weight, bias = _pack_linear(weight, device)
+        elif device is not None:
+            raise ValueError(f"device: {device} applies only when weight is a torch.nn.Linear; a packed Weight stays "
+                             f"where it was packed (pass device=None)")
         if not isinstance(weight, Weight):
-            raise ValueError(f"weight: got {type(weight).__name__}: pass an f4gemm.Weight "
-                             f"(f4gemm.pack_weight(q, scales)) or use Linear.from_linear(nn_linear)")
+            raise ValueError(f"weight: got {type(weight).__name__}: pass a torch.nn.Linear or an f4gemm.Weight "
+                             f"(f4gemm.pack_weight(q, scales))")
         if not weight.session.gpu or not isinstance(weight.data, torch.Tensor):
             raise ValueError(f"weight: packed from {weight._kind} arrays on {weight.device}: the Linear runs on a CUDA "
                              f"device; pack it from CUDA torch tensors")
@@ -54,25 +82,10 @@ class Linear(nn.Module):
     def from_linear(cls, linear: nn.Linear, device: Optional[torch.device] = None, accum: str = "exact") -> "Linear":
         """An MXFP4 Linear from an nn.Linear: its weight quantized on the GPU and packed once (the bias kept in
         bf16). device: where to put it (default: the layer's device, which must then be a CUDA device). accum: the
-        accumulation mode of its GEMMs, "exact" or "promoted"."""
+        accumulation mode of its GEMMs, "exact" or "promoted". The same as Linear(linear, accum=..., device=...)."""
         if not isinstance(linear, nn.Linear):
             raise ValueError(f"linear: got {type(linear).__name__}: pass a torch.nn.Linear")
-        _core._check_accum(accum)  # before the weight is quantized and packed
-        w = linear.weight.detach()
-        if device is not None:
-            w = w.to(device)
-        if w.device.type != "cuda":
-            raise ValueError(f"linear: its weight is on {w.device}: move the layer to the GPU (linear.cuda()) or "
-                             f"pass device='cuda'")
-        if linear.in_features % 32:
-            raise ValueError(f"linear: in_features = {linear.in_features} is not a multiple of 32: MXFP4 has one "
-                             f"scale per 32 inputs; pad the layer's inputs to {(linear.in_features + 31) // 32 * 32}")
-        if w.dtype not in (torch.bfloat16, torch.float32):
-            w = w.float()  # float16 and float64 weights: quantized from their fp32 values
-        q, s = _core.quantize(w)
-        packed = _core.pack_weight(q, s)
-        bias = linear.bias.detach().to(w.device) if linear.bias is not None else None
-        return cls(packed, bias, accum)
+        return cls(linear, accum=accum, device=device)
 
     def packed_weight(self) -> Weight:
         """The layer's packed weight as an f4gemm.Weight (for f4gemm.matmul, Weight.unpack)."""

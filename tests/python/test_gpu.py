@@ -207,6 +207,24 @@ def _check_linear(torch, shape):
     assert torch.equal(f4(x.float()), y.float())  # float32 input: the same values, widened
 
 
+def test_linear_from_an_nn_linear_directly(torch):
+    """Linear(nn_linear) is Linear.from_linear(nn_linear): the same packed weight, bias and outputs; a second bias
+    or a device for a packed Weight is refused with the fix."""
+    lin, f4 = _linear(torch, 1024, 512)
+    direct = f4gemm.torch.Linear(lin)
+    assert torch.equal(direct.weight_packed, f4.weight_packed) and torch.equal(direct.bias, f4.bias)
+    x = torch.randn(3, 1024, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        assert torch.equal(direct(x), f4(x))
+    assert f4gemm.torch.Linear(lin, accum="promoted").accum == "promoted"
+    with pytest.raises(ValueError, match="brings its own bias"):
+        f4gemm.torch.Linear(lin, bias=lin.bias)
+    with pytest.raises(ValueError, match="applies only when weight is a torch.nn.Linear"):
+        f4gemm.torch.Linear(f4.packed_weight(), device="cuda")
+    with pytest.raises(ValueError, match="pass a torch.nn.Linear or an f4gemm.Weight"):
+        f4gemm.torch.Linear(lin.weight)
+
+
 def test_linear_promoted_obeys_the_bound(torch):
     """Linear(accum="promoted") at M = 256 (a promoted kernel): within the promoted bound of the same GEMM on the
     dequantized operands (|y - ref| <= 2^-8 |ref| + c_w sum |x||w|, c_w = 133 * 2^-13 + K/128 * 2^-24 at K = 2048),
