@@ -35,6 +35,8 @@
 #define F4GEMM_KNL_NAME f4gemm_sm90a_dec_16x64
 #endif
 //   DEC_R       16-row weight groups per CTA (tile_N = 16 * DEC_R)
+//   DEC_M       activation rows per CTA (tile_M: 16, or 32, where the converted weight fragments feed four
+//               8-row activation tiles instead of two)
 //   DEC_WARPS   warps per CTA, splitting K (>= 8: exact_tile needs 256 threads)
 //   MIN_BLOCKS  CTAs per SM the register budget is cut for
 //   DEC_STAGES  chunk slots per warp in the shared-memory ring (>= 2)
@@ -43,6 +45,9 @@
 #endif
 #ifndef F4GEMM_DEC_WARPS
 #define F4GEMM_DEC_WARPS 8
+#endif
+#ifndef F4GEMM_DEC_M
+#define F4GEMM_DEC_M 16
 #endif
 #ifndef F4GEMM_MIN_BLOCKS
 #define F4GEMM_MIN_BLOCKS 1
@@ -58,25 +63,31 @@ constexpr int kR = F4GEMM_DEC_R;
 constexpr int kWarps = F4GEMM_DEC_WARPS;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kStages = F4GEMM_DEC_STAGES;
-constexpr int TILE_M = 16;
+constexpr int TILE_M = F4GEMM_DEC_M;
 constexpr int TILE_N = 16 * kR;
+constexpr int kMt8 = TILE_M / 8;  // 8-row activation tiles of a full CTA row
+static_assert(TILE_M == 16 || TILE_M == 32, "DEC_M: 16 or 32 activation rows per CTA");
+// The start-up: warps 0 .. TILE_M/4 - 1 scan A's scales and the last TILE_N threads read B's row summaries at
+// the same time where the CTA has warps for both (every 16-row config); otherwise the first TILE_N threads
+// read the summaries after the scan.
+constexpr bool kStartApart = F4GEMM_DEC_WARPS * 32 - TILE_N >= TILE_M / 4 * 32;
 // Words in flight per lane in the start-up scan of the A scales. 4 leaves every config free of spills
 // (ptxas allocates the 128 registers of the main loop differently around the scan: 1 and 8 spill).
 constexpr int kScanUnroll = 4;
 constexpr int kBSpan = 100;  // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
-// One ring slot = one 128-K chunk of everything the warp reads: B and its scales (bulk copies), the 16
-// activation rows' 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks) and their 16 scale
-// words (cp.async, 16 and 4 bytes). B arrives in the frag16s layout: per (16-row group, 128-K chunk) the 1024
-// bytes of frag16 words, then the 16 rows' 4 scale bytes of that chunk (kChunkB bytes in all), so one bulk
-// copy per group brings both; before frag16s the B scales came by 4-byte cp.async, one 32-byte sector per
-// row and chunk, and cost 13-19% of the time (docs/PERF.md entry 17).
+// One ring slot = one 128-K chunk of everything the warp reads: B and its scales (bulk copies), the TILE_M
+// activation rows' 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks) and their TILE_M
+// scale words (cp.async, 16 and 4 bytes). B arrives in the frag16s layout: per (16-row group, 128-K chunk)
+// the 1024 bytes of frag16 words, then the 16 rows' 4 scale bytes of that chunk (kChunkB bytes in all), so
+// one bulk copy per group brings both; before frag16s the B scales came by 4-byte cp.async, one 32-byte
+// sector per row and chunk, and cost 13-19% of the time (docs/PERF.md entry 17).
 constexpr int kChunkB = F4GEMM_FRAG16S_CHUNK;
 static_assert(kChunkB == 1024 + 16 * 4, "a chunk: 1024 bytes of frag16 words, 16 rows x 4 scale bytes");
 constexpr int kSlotB = kR * kChunkB;
 constexpr int kAPitch = 80;
 constexpr int kOffA = kSlotB;
-constexpr int kOffAs = kOffA + 16 * kAPitch;
-constexpr int kStageBytes = kOffAs + 16 * 4;
+constexpr int kOffAs = kOffA + TILE_M * kAPitch;
+constexpr int kStageBytes = kOffAs + TILE_M * 4;
 constexpr int kRingBytes = kStages * kWarps * kStageBytes + kStages * kWarps * 8;  // slots + mbarriers
 static_assert(kStageBytes % 16 == 0, "slot alignment");
 constexpr int kRedPitch = TILE_N + 4;  // floats; = 4 mod 32: the fragment stores hit 32 distinct banks
@@ -118,7 +129,7 @@ __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
 // arrivals), issued kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
 template <int kNt8>
 __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c0, int c1, int lane,
-                                         const int (&refA)[2], uint32_t kB, float (&acc)[kR][2][4],
+                                         const int (&refA)[kMt8], uint32_t kB, float (&acc)[kR][kMt8][4],
                                          uint8_t* ring, uint64_t* bars) {
     const int g = lane >> 2, t = lane & 3;
     const long grp = (long)f4gemm::frag16s_group_bytes(p.K);  // bytes per 16-row group of B (frag16s)
@@ -159,7 +170,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     };
 
     // Block j of the chunk in ring slot s; asc / bsc: the chunk's scale words of this lane's rows.
-    auto block = [&](const uint8_t* s, const uint32_t(&asc)[2], const uint32_t(&bsc)[kR][2], auto jc) {
+    auto block = [&](const uint8_t* s, const uint32_t(&asc)[kMt8], const uint32_t(&bsc)[kR][2], auto jc) {
         constexpr int j = decltype(jc)::value;
         // Activation fragments (mma B operand): e0..e3 of word t feed the first k16 half, e4..e7 the second
         // (the same k order as the weight fragments below; inside a scale block the order is free).
@@ -211,7 +222,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     for (int c = c0; c < c1; ++c) {
         mbar_wait(&bars[slot], phase);
         const uint8_t* s = ring + slot * kStageBytes;
-        uint32_t asc[2] = {0u, 0u}, bsc[kR][2];
+        uint32_t asc[kMt8] = {}, bsc[kR][2];
 #pragma unroll
         for (int h = 0; h < kNt8; ++h)
             asc[h] = *reinterpret_cast<const uint32_t*>(s + kOffAs + (8 * h + g) * 4);
@@ -269,6 +280,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     // and smallest exponent, NaN presence), no scan (docs/PERF.md entry 17). B rows add to the CTA's
     // exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the exact path.
     // Rows past M / N are padding and never stored: skipped.
+    // B rows: one thread each, row i (the last TILE_N threads beside the scan, else the first TILE_N after
+    // it)
+    const auto b_row = [&](const int i) {
+        bool nan = false;
+        if (n0 + i < p.N) {
+            const uint32_t w = *reinterpret_cast<const uint32_t*>(
+                p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
+            const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);  // finish_row's rule
+            nan = rr.nan;
+            if (rr.wide) s_cta[0] = 1;
+            if (w & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
+                atomicMax(&s_cta[1], (int)(w & 0xFFu));
+                atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
+            }
+        }
+        s_nan[TILE_M + i] = nan;
+    };
     if (warp < TILE_M / 4) {  // warp-uniform: 4 A rows per warp
         const int sub = lane / 8, part = lane % 8, r = warp * 4 + sub;
         const bool valid = m0 + r < p.M;
@@ -285,21 +313,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
             s_nan[r] = rr.nan;
             if (rr.wide) s_cta[0] = 1;
         }
-    } else if (tid >= kThreads - TILE_N) {  // the last TILE_N threads: one B row each
-        const int i = tid - (kThreads - TILE_N);
-        bool nan = false;
-        if (n0 + i < p.N) {
-            const uint32_t w = *reinterpret_cast<const uint32_t*>(
-                p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
-            const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);  // finish_row's rule
-            nan = rr.nan;
-            if (rr.wide) s_cta[0] = 1;
-            if (w & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
-                atomicMax(&s_cta[1], (int)(w & 0xFFu));
-                atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
-            }
-        }
-        s_nan[TILE_M + i] = nan;
+    } else if (kStartApart && tid >= kThreads - TILE_N) {
+        b_row(tid - (kThreads - TILE_N));
+    }
+    if constexpr (!kStartApart) {
+        if (tid < TILE_N) b_row(tid);
     }
     __syncthreads();
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
@@ -310,12 +328,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     const uint32_t kB = f4gemm::dec_scale_bias(refB);
 
     const int g = lane >> 2;
-    const int refA[2] = {s_ref[g], s_ref[8 + g]};
-    float acc[kR][2][4];
+    int refA[kMt8];
+#pragma unroll
+    for (int h = 0; h < kMt8; ++h) refA[h] = s_ref[8 * h + g];
+    float acc[kR][kMt8][4];
 #pragma unroll
     for (int rg = 0; rg < kR; ++rg)
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
+        for (int h = 0; h < kMt8; ++h)
 #pragma unroll
             for (int i = 0; i < 4; ++i) acc[rg][h][i] = 0.0f;
 
@@ -323,10 +343,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
     const int nch = p.K / 128;
     const int c0 = warp * nch / kWarps, c1 = (warp + 1) * nch / kWarps;
-    if (p.M - m0 > 8) {
-        dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-    } else {
-        dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+    if constexpr (kMt8 == 2) {
+        if (p.M - m0 > 8) {
+            dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+        } else {
+            dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+        }
+    } else {  // the CTA's real rows in 8-row tiles: 17..32 rows are the case this config is for
+        if (p.M - m0 > 24) {
+            dec_loop<4>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+        } else if (p.M - m0 > 16) {
+            dec_loop<3>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+        } else if (p.M - m0 > 8) {
+            dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+        } else {
+            dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+        }
     }
 
     __syncthreads();  // the partials below overwrite the ring of other warps
@@ -336,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 #pragma unroll
     for (int rg = 0; rg < kR; ++rg)
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
+        for (int h = 0; h < kMt8; ++h)
 #pragma unroll
             for (int i = 0; i < 4; ++i)
                 mine[(8 * h + 2 * t + (i % 2)) * kRedPitch + 16 * rg + g + 8 * (i / 2)] = acc[rg][h][i];
