@@ -4,7 +4,8 @@
 candidate the screen dropped, its screening time (screen 1). A later log's row replaces an earlier one for the same
 (M, N, K, kernel, split). Rows are written sorted; the header comment is the caller's (--comment, one line per '#').
 
-Usage: scripts/measured_table.py LOG [LOG ...] [--min-m M] [--max-m M] [--exclude REGEX] [--comment TEXT] -o OUT.csv
+Usage: scripts/measured_table.py LOG [LOG ...] [--min-m M] [--max-m M] [--exclude REGEX] [--exclude-shape MxNxK ...]
+       [--comment TEXT] -o OUT.csv
 Example (tests/data/decode_measured.csv, session 10):
   scripts/measured_table.py docs/results/2026-12-01c/tune_sk.log --max-m 16 --exclude '_sk\\.cubin' -o a.csv
   scripts/measured_table.py docs/results/2026-12-01c/tune_mid.log --min-m 32 --exclude 'ws_swap_32x128_fs_p' -o b.csv
@@ -16,7 +17,7 @@ import sys
 LINE = re.compile(r"\[f4gemm\]\s+(\d+)x(\d+)x(\d+) (\S+\.cubin)\s+split (\d+):\s+([\d.]+) us( screen)?")
 
 
-def read_log(path, rows, min_m, max_m, exclude):
+def read_log(path, rows, min_m, max_m, exclude, shapes=()):
     n = 0
     with open(path) as f:
         for line in f:
@@ -26,6 +27,8 @@ def read_log(path, rows, min_m, max_m, exclude):
             mm, nn, kk = (int(m.group(i)) for i in (1, 2, 3))
             kernel, split, us, screen = m.group(4), int(m.group(5)), float(m.group(6)), 1 if m.group(7) else 0
             if mm < min_m or (max_m and mm > max_m) or (exclude and re.search(exclude, kernel)):
+                continue
+            if f"{mm}x{nn}x{kk}" in shapes:
                 continue
             rows[(mm, nn, kk, kernel, split)] = (us, screen)
             n += 1
@@ -38,12 +41,14 @@ def main(argv=None):
     ap.add_argument("--min-m", type=int, default=0)
     ap.add_argument("--max-m", type=int, default=0, help="0: no limit")
     ap.add_argument("--exclude", default="", help="regex on the code object's name")
+    ap.add_argument("--exclude-shape", action="append", default=[], metavar="MxNxK",
+                    help="leave out a cell (repeatable): one whose pick the logs did not time")
     ap.add_argument("--comment", default="", help="header comment (lines split on '\\n')")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
     rows = {}
     for path in a.logs:
-        if read_log(path, rows, a.min_m, a.max_m, a.exclude) == 0:
+        if read_log(path, rows, a.min_m, a.max_m, a.exclude, set(a.exclude_shape)) == 0:
             print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
                   "pass an `f4gemm tune` log", file=sys.stderr)
             return 1

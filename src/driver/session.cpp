@@ -238,6 +238,36 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             }
         }
     }
+    // Decode kernels where the swap kernel leaves most SMs idle (M = 17..32 only, where it was measured; N <=
+    // 8448 unsplit: 64 tiles of 128 rows or fewer on 132 SMs): its CTAs, splits included, fill at most half
+    // of the CTA slots, while the dec kernels' 16-row tiles of the same rows give the SMs twice as many CTAs.
+    // The decode model picks among them. Measured (PERF.md entry 32): 32 x 4096 x 4096 29.2 us on the swap
+    // kernel, 12.7 on dec_16x64_m2; 32 x 8192 x 8192 39.1 unsplit (34.7 in 2) against 32.7; the swap kernel
+    // stays the best from 80 tiles (N = 10240) up.
+    if (ours && h.index >= 0 && q.log2_k_split == 0 && q.num_cu > 0) {
+        const KernelConfig& kc = m.kernels[size_t(h.index)];
+        const long ctas = tiles_of(kc, q) << h.log2_k_split, slots = cta_slots(kc, q);
+        if (q.m <= 32 && decode_cost(kc, q) <= 0 && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 &&
+            2 * ctas <= slots) {
+            int best = -1;
+            double best_cost = 0;
+            for (const size_t i : order) {
+                const KernelConfig& d = m.kernels[i];
+                if (!offered_for_m(d, q.m) || (cover && d.tile_m > cover)) continue;
+                const double c = decode_cost(d, q);
+                if (c > 0 && (best < 0 || c < best_cost)) best = int(i), best_cost = c;
+            }
+            if (best >= 0) {
+                steps.push_back({best, 1, true,
+                                 fmt::format("decode kernels: {} CTAs of {} fill {} of {} CTA slots; decode "
+                                             "model: {:.0f}, the cheapest (f4gemm sm_90a policy, "
+                                             "docs/HEURISTIC.md)",
+                                             ctas, kc.co_name, ctas, slots, best_cost)});
+                h.index = best;
+                h.log2_k_split = 0;
+            }
+        }
+    }
     return h;
 }
 

@@ -332,7 +332,7 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnDecodeCells) 
     } catch (const Error&) {
         GTEST_SKIP() << "no built sm_90a manifest in " << F4GEMM_SM90A_BUILD_DIR;
     }
-    EXPECT_EQ(check_untuned_picks(m, "decode_measured.csv", 30), 60);
+    EXPECT_EQ(check_untuned_picks(m, "decode_measured.csv", 31), 62);
 }
 
 // The manifest kernels/sm90a/manifest.cmake wrote in this build (from kernels.json and each kernel's
@@ -391,6 +391,14 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // tiles sized to the SM count: 128 tiles of 80 rows at N = 10240, two rounds of 112-row tiles at 28672
     EXPECT_EQ(pick(m, 1, 10240, 8192), "f4gemm_sm90a_dec_16x80_w12");
     EXPECT_EQ(pick(m, 16, 28672, 8192), "f4gemm_sm90a_dec_16x112_w12");
+    // M = 17..32: the dec kernels where the swap kernel's CTAs fill at most half of the SMs (64 tiles at N =
+    // 8192, K too short to split), the swap kernel from 80 tiles up and at M > 32
+    EXPECT_EQ(pick(m, 32, 8192, 8192), "f4gemm_sm90a_dec_16x64_m2");
+    EXPECT_EQ(pick(m, 32, 4096, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
+    EXPECT_EQ(pick(m, 17, 1024, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
+    EXPECT_EQ(pick(m, 32, 10240, 8192), "f4gemm_sm90a_ws_swap_32x128_fs");
+    EXPECT_EQ(pick(m, 32, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");  // split 2: 128 CTAs
+    EXPECT_EQ(pick(m, 64, 4096, 4096).rfind("f4gemm_sm90a_ws_swap_", 0), 0u);
     // --explain names the decode model's choice and the split rule's split.
     const auto steps_of = [&](int mm, int n, int k, Accum accum, Selection* out) {
         *out = select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, true, nullptr, accum);
@@ -399,6 +407,9 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         return all;
     };
     Selection why_sel;
+    EXPECT_NE(steps_of(32, 8192, 8192, Accum::Exact, &why_sel).find("decode kernels: 64 CTAs of "),
+              std::string::npos);
+    EXPECT_EQ(why_sel.log2_k_split, 0);
     EXPECT_NE(steps_of(1, 8192, 8192, Accum::Exact, &why_sel).find("decode model: "), std::string::npos);
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x64_w12");
     EXPECT_EQ(why_sel.log2_k_split, 0);
