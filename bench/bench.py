@@ -14,7 +14,7 @@ f4gemm runs in each accumulation mode asked for (--accum exact,promoted, the def
 two systems beside the peers; the promoted mode's output is judged by its bound |d - ref| <= 2^-8 |ref| +
 c_w sum_k |a_k b_k| and the observed constant c reported.
 
-Usage: python3 bench/bench.py [--quick] [--grid serving|decode] [--untuned] [--accum exact,promoted] [--out DIR]
+Usage: python3 bench/bench.py [--quick] [--grid serving|decode|decode-other] [--untuned] [--accum exact,promoted] [--out DIR]
        [--lib build/lib/libf4gemm.so]
 """
 import argparse
@@ -39,7 +39,11 @@ MID = [(128, 16384, 16384), (256, 16384, 16384)]
 SERVING_NK = ((16384, 16384), (10240, 8192), (28672, 8192), (8192, 28672))
 GRIDS = {"serving": [(m, n, k) for (n, k) in SERVING_NK for m in (1, 16, 32, 64, 128, 256, 512, 1024, 4096)],
          # the serving grid's decode cells (the decode issue's targets are set on these)
-         "decode": [(m, n, k) for (n, k) in SERVING_NK for m in (1, 16, 32, 64)]}
+         "decode": [(m, n, k) for (n, k) in SERVING_NK for m in (1, 16, 32, 64)],
+         # decode cells off the grid: 8B- and 14B-class projections (N x K = 4096^2, 14336 x 4096, 4096 x 14336,
+         # 13824 x 5120, 5120^2, 1024 x 4096) at the same M, where tiles quantise differently on 132 SMs
+         "decode-other": [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336), (13824, 5120),
+                                                  (5120, 5120), (1024, 4096)) for m in (1, 16, 32, 64)]}
 
 
 ACCUMS = ("exact", "promoted")
@@ -425,7 +429,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--shapes", default=None, help="comma list of MxNxK (default: the issue's shapes)")
     ap.add_argument("--grid", choices=sorted(GRIDS), default=None,
-                    help="a named shape set (serving: 36 cells; decode: its 16 cells M = 1, 16, 32, 64)")
+                    help="a named shape set (serving: 36 cells; decode: its 16 cells M = 1, 16, 32, 64; decode-other: 24 "
+                         "decode cells of other model shapes)")
     ap.add_argument("--untuned", action="store_true",
                     help="also time, in the same process, the kernel the policy picks with no tuned table (where it "
                          "differs from the tuned pick), beside the tuned pick and the peers")

@@ -80,6 +80,11 @@ def test_untuned_names_and_the_decode_grid(bench):
     assert len(decode) == 16
     assert {m for (m, _, _) in decode} == {1, 16, 32, 64}
     assert set(decode) <= set(bench.GRIDS["serving"])
+    other = bench.GRIDS["decode-other"]
+    assert len(other) == 24 and len(set(other)) == 24
+    assert {m for (m, _, _) in other} == {1, 16, 32, 64}
+    assert not set(other) & set(bench.GRIDS["serving"])  # shapes off the grid
+    assert all(k % 32 == 0 for (_, _, k) in other)
 
 
 def test_floor_table_shows_the_untuned_picks(bench, capsys):
