@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Tune a chosen set of kernels, shipped or dev ladder, on the GPU machine: a restricted manifest directory (the
+# rows of build/kernels/sm90a's shipped and dev manifests whose kernel name matches REGEX, the cubins linked
+# beside it) handed to `f4gemm tune --co-dir`. The way every kernel experiment of docs/PERF.md since entry 29 was
+# timed against the shipped kernels in one process. The logs feed scripts/measured_table.py and
+# scripts/merge_tuned.py.
+# Usage: scripts/tune_subset.sh REGEX OUT.log [f4gemm tune arguments: --shape MxNxK ... --reps 3 --iters 10 ...]
+# (the tuned CSV goes to OUT.csv beside the log unless the arguments name --out)
+# Example: scripts/tune_subset.sh 'f4gemm_sm90a_dec_16x64_m2|f4gemm_sm90a_ws_swap_32x128_fs' t.log \
+#              --shape 32x4096x4096 --no-verify --reps 3 --iters 10
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 3 ]; then
+    echo "tune_subset.sh: usage: scripts/tune_subset.sh REGEX OUT.log --shape MxNxK [...]: pass a kernel-name regex, a log path and the tune arguments" >&2
+    exit 2
+fi
+regex=$1 log=$2
+shift 2
+S=build/kernels/sm90a D=build/kernels/sm90a/dev
+[ -f "$S/f4gemm_bf16_per1x32Fp4.csv" ] || { echo "tune_subset.sh: no manifest in $S: build first (scripts/build.sh)" >&2; exit 2; }
+dir=$(mktemp -d "${TMPDIR:-/tmp}/f4gemm_subset.XXXXXX")
+head -1 "$S/f4gemm_bf16_per1x32Fp4.csv" > "$dir/f4gemm_bf16_per1x32Fp4.csv"
+for csv in "$S/f4gemm_bf16_per1x32Fp4.csv" "$D/f4gemm_bf16_per1x32Fp4.csv"; do
+    [ -f "$csv" ] || continue
+    # knl_name is column 5 of the manifest
+    tail -n +2 "$csv" | awk -F, -v re="^($regex)\$" '$5 ~ re' >> "$dir/f4gemm_bf16_per1x32Fp4.csv"
+done
+rows=$(($(wc -l < "$dir/f4gemm_bf16_per1x32Fp4.csv") - 1))
+if [ "$rows" -eq 0 ]; then
+    echo "tune_subset.sh: no manifest row matches '$regex': see build/cli/f4gemm --list (and $D) for the names" >&2
+    exit 2
+fi
+for f in "$S"/*.cubin "$D"/*.cubin; do
+    b=$(basename "$f" .cubin)
+    [[ $b =~ ^($regex)$ ]] && ln -sf "$PWD/$f" "$dir/"
+done
+echo "tune_subset.sh: $rows kernels in $dir" >&2
+out=()
+[[ " $* " == *" --out "* ]] || out=(--out "${log%.*}.csv")
+if ! build/cli/f4gemm tune --co-dir "$dir" "${out[@]}" "$@" > "$log" 2>&1; then
+    tail -3 "$log" >&2
+    exit 1
+fi
+grep " best " "$log" || true
