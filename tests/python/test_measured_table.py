@@ -76,3 +76,18 @@ def test_exclude_shape_leaves_a_cell_out(script, tmp_path):
     assert script.main([str(a), "--exclude-shape", "1x8192x8192", "--exclude", "_sk", "-o", str(out)]) == 1  # nothing left
     assert script.main([str(a), "--exclude-shape", "2x8192x8192", "--exclude", "_sk", "-o", str(out)]) == 0
     assert "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,0,15.9,0" in out.read_text()
+
+
+def test_tune_subset_refuses_what_it_cannot_tune(tmp_path):
+    """scripts/tune_subset.sh (the restricted-manifest tune the logs above come from): a one-line error and exit 2
+    for missing arguments and for a regex that names no kernel (or no build to take them from), nothing run."""
+    import subprocess
+
+    script = os.path.join(os.path.dirname(_SCRIPT), "tune_subset.sh")
+    r = subprocess.run(["bash", script, "x"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
+    log = tmp_path / "t.log"
+    r = subprocess.run(["bash", script, "no_such_kernel_xyz", str(log), "--shape", "1x64x64"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("tune_subset.sh: no ")
+    assert not log.exists()
