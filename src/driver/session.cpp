@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "f4gemm/error.hpp"
 #include "f4gemm/formats.hpp"
@@ -190,19 +191,25 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             }
         }
     }
-    // The decode model: when the rules picked a kernel that carries it, every kernel of the pool that carries
-    // it, is offered for this M and was a candidate (its tile_M covers no more than needed) is costed, and
-    // the cheapest runs; a tie keeps priority order.
-    if (const double picked = ours && h.index >= 0 ? decode_cost(m.kernels[size_t(h.index)], q) : -1;
-        picked > 0) {
-        int best = h.index;
-        double best_cost = picked;
+    // The cheapest kernel by the decode model among those of the pool that carry it, are offered for this M
+    // and were candidates (tile_M covering no more than needed); the first in priority order on a tie. {-1,
+    // 0} when none carries it.
+    const auto cheapest_decode = [&]() {
+        std::pair<int, double> best{-1, 0.0};
         for (const size_t i : order) {
             const KernelConfig& kc = m.kernels[i];
             if (!offered_for_m(kc, q.m) || (cover && kc.tile_m > cover)) continue;
             const double c = decode_cost(kc, q);
-            if (c > 0 && c < best_cost) best = int(i), best_cost = c;
+            if (c > 0 && (best.first < 0 || c < best.second)) best = {int(i), c};
         }
+        return best;
+    };
+    // The decode model: when the rules picked a kernel that carries it, the cheapest such kernel runs; a tie
+    // keeps the rules' pick.
+    if (const double picked = ours && h.index >= 0 ? decode_cost(m.kernels[size_t(h.index)], q) : -1;
+        picked > 0) {
+        auto [best, best_cost] = cheapest_decode();
+        if (best < 0 || best_cost >= picked) best = h.index, best_cost = picked;
         steps.push_back(
             {best, 1, true,
              best != h.index
@@ -249,15 +256,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         const long ctas = tiles_of(kc, q) << h.log2_k_split, slots = cta_slots(kc, q);
         if (q.m <= 32 && decode_cost(kc, q) <= 0 && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 &&
             2 * ctas <= slots) {
-            int best = -1;
-            double best_cost = 0;
-            for (const size_t i : order) {
-                const KernelConfig& d = m.kernels[i];
-                if (!offered_for_m(d, q.m) || (cover && d.tile_m > cover)) continue;
-                const double c = decode_cost(d, q);
-                if (c > 0 && (best < 0 || c < best_cost)) best = int(i), best_cost = c;
-            }
-            if (best >= 0) {
+            if (const auto [best, best_cost] = cheapest_decode(); best >= 0) {
                 steps.push_back({best, 1, true,
                                  fmt::format("decode kernels: {} CTAs of {} fill {} of {} CTA slots; decode "
                                              "model: {:.0f}, the cheapest (f4gemm sm_90a policy, "

@@ -322,9 +322,9 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnTheGrid) {
 
 // Decode (issue: "with no tuned table, every decode cell of the grid and of other shapes runs within 10% of
 // the best kernel in the manifest; the rule for M <= 64 takes N and K into account"): tests/data/
-// decode_measured.csv, the grid's M = 1, 16, 32, 64 cells and fourteen cells of other model shapes, every
-// kernel and split that can serve them. The decode model (M <= 16) and the split rule (M = 17..64) pick
-// there.
+// decode_measured.csv, the grid's M = 1, 16, 32, 64 cells and fifteen cells of other model shapes, every
+// kernel and split that can serve them. The decode model (M <= 16), the split rule (M = 17..64) and the
+// decode kernels where the swap kernel leaves most SMs idle (M = 17..32) pick there.
 TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnDecodeCells) {
     Manifest m;
     try {
