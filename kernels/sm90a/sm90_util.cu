@@ -78,9 +78,7 @@ __device__ __forceinline__ uint32_t lane_amax_abs_bf16(const uint32_t (&m)[16]) 
     const uint32_t h = __vimax3_u16x2(__vimax3_u16x2(a, b, c), __vimax3_u16x2(d, e, m[15]), 0u);
     return max(h & 0xFFFFu, h >> 16) << 16;
 }
-template <bool kBf16>
-__device__ __forceinline__ uint32_t lane_amax(const uint32_t (&raw)[16]) {
-    static_assert(!kBf16, "bf16: lane_amax_abs_bf16");
+__device__ __forceinline__ uint32_t lane_amax_f32(const uint32_t (&raw)[16]) {
     uint32_t m[16];
 #pragma unroll
     for (int w = 0; w < 16; ++w) m[w] = raw[w] & 0x7FFFFFFFu;
@@ -217,7 +215,7 @@ __device__ __forceinline__ void quantize_rows(const F4gemmQuantizeArgs& args) {
                         word[w] = lane_word_bf16x2<false>(ax, sgn, w, scale, zero);
                 }
             } else {
-                uint32_t amax = real ? lane_amax<false>(reg_raw) : 0u;
+                uint32_t amax = real ? lane_amax_f32(reg_raw) : 0u;
                 amax = max(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
                 scale = mx_scale_of_amax(amax);
                 const bool zero = mx_block_zero(amax);
