@@ -19,9 +19,11 @@
 
 #define F4GEMM_W_MAGIC 0x57473446u /* "F4GW" little-endian */
 #define F4GEMM_W_VERSION 1u
-#define F4GEMM_W_HEADER 256u  /* bytes before the body; keeps the body 256-byte aligned */
-#define F4GEMM_W_ROW_PAD 256u /* N padding: every kernel tile divides 256 */
-#define F4GEMM_W_K_PAD 256u   /* K padding: the deepest pipeline stage (ws_swap_*_fs) is 256 K */
+#define F4GEMM_W_HEADER 256u /* bytes before the body; keeps the body 256-byte aligned */
+#define F4GEMM_W_ROW_PAD                                                                                    \
+    256u /* N padding: the wgmma kernels' tiles divide it; the dec kernels of 80 and 112 rows copy only the \
+            groups inside it */
+#define F4GEMM_W_K_PAD 256u /* K padding: the deepest pipeline stage (ws_swap_*_fs) is 256 K */
 #define F4GEMM_W_ROW_PAD_SCALE 0x7Fu
 
 /* The header, little-endian, at byte 0 of W. */
