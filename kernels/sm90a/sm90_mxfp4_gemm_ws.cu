@@ -86,6 +86,13 @@
 #ifndef F4GEMM_PROMOTE
 #define F4GEMM_PROMOTE 0
 #endif
+//   PIPE     promoted schedule only. 0: the B fragment of k32 step j + 1 is converted while step j's wgmmas
+//            run (the wgmma issue waits on each conversion). 1: the four fragments of the next 128-K chain
+//            are converted while the whole current chain runs (a second set of fragment registers), so a
+//            chain's wgmmas issue back to back (PERF.md entry 33).
+#ifndef F4GEMM_PIPE
+#define F4GEMM_PIPE 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -97,6 +104,8 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // B = the W body: bit-plane words in the frag16s layout
 constexpr bool kAPreS = F4GEMM_A_PREPASS != 0;   // the A image is the S operand (pab_*): WG0 converts nothing
 constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (128-K chains)
+constexpr bool kPipe = F4GEMM_PIPE != 0;  // promoted: the next chain's fragments converted a chain ahead
+static_assert(!kPipe || kPromote, "PIPE is a schedule of the promoted mode");
 static_assert(!kPromote || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE % 128 == 0),
               "the promoted schedule: B from W (its scales fold into the fragments), the rotating schedule's "
               "per-step fragments, 128-K chains");
@@ -547,7 +556,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         return make_desc_sw128(smem_u32(smem + kOffS8 + slot * kS8Bytes)) +
                (uint64_t)(((j / 4) * (BLOCK_S * 128) + pp * (kPartN * 128) + (j % 4) * 32) >> 4);
     };
-    auto prep = [&](int s, int j) {
+    auto prep_to = [&](int s, int j, uint32_t(&af)[4]) {
         const int slot = s % kStages;
         if (kRFrag && j == 0) {
             mbar_wait(&wbar[slot], (s / kStages) & 1);  // this warp's chunks of stage s landed
@@ -589,7 +598,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
             x1 = *reinterpret_cast<const uint32_t*>(raw + rr1 * kRawPitch);
         }
-        uint32_t(&af)[4] = a[j % kABufs];
         if constexpr (kPromote) {  // B's block scale folded in: e2m1 * 2^(e - ref), |e - ref| <= 13
             uint32_t l0, h0, l1, h1;
             make_lut((int)((sc0 >> (8 * j)) & 0xFF) - ref0, l0, h0);
@@ -610,8 +618,70 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             cvt8(x1, l1, h1, af[1], af[3]);
         }
     };
+    auto prep = [&](int s, int j) { prep_to(s, j, a[j % kABufs]); };
 
-    if constexpr (kPromote) {
+    if constexpr (kPromote && kPipe) {
+        // Promoted, converted a chain ahead: chain q (stage q / kChains, 128-K chain q % kChains) issues its
+        // 4 * kParts wgmmas back to back from fragments converted during chain q - 1, then converts chain
+        // q + 1's fragments while they run, drains, and adds. No wgmma is in flight across the loop's back
+        // edge (each pair of chains is straight-line code, drained per chain) and none is issued under a
+        // run-time condition: nq = nks * kChains is even (W pads K to 256: K_STAGE 128 gives an even nks, 256
+        // two chains per stage).
+        constexpr int kChains = kSteps / 4;
+        float fp[kParts][kPartRegs];
+        uint32_t ap[2][4][4];
+        using WgmmaP = WgmmaE5m2<kPartN>;
+        using WgmmaPAcc = WgmmaE5m2Acc<kPartN>;
+        static_assert(WgmmaP::kRegs == kPartRegs, "part accumulator size");
+        const int nq = nks * kChains;
+        if (nq & 1) __trap();  // unreachable: see above
+        if (nq > 0) {
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) prep_to(0, jj, ap[0][jj]);
+        }
+        // Chain q0 + par of an even q0; par is a compile-time 0 or 1, so the chain's place in its stage is.
+        auto chain = [&](int q0, auto par, uint32_t(&cur)[4][4], uint32_t(&nxt)[4][4]) {
+            constexpr int c = kChains == 2 ? decltype(par)::value : 0;
+            const int q = q0 + decltype(par)::value;
+            const int s = q / kChains, slot = s % kStages;
+            if (c == 0) mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);
+            wgmma_fence();
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                for (int pp = 0; pp < kParts; ++pp) {
+                    const uint64_t desc = s_desc(slot, 4 * c + jj, pp);
+                    if (jj == 0)
+                        WgmmaP::mma(fp[pp], cur[jj], desc);
+                    else
+                        WgmmaPAcc::mma(fp[pp], cur[jj], desc);
+                }
+            wgmma_commit();
+            if (q + 1 < nq) {
+                const int sn = (q + 1) / kChains, cn = (q + 1) % kChains;
+#pragma unroll
+                for (int jj = 0; jj < 4; ++jj) prep_to(sn, 4 * cn + jj, nxt[jj]);
+            }
+            wgmma_wait<0>();
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) fence_reg(cur[jj][i]);
+#pragma unroll
+            for (int pp = 0; pp < kParts; ++pp)
+#pragma unroll
+                for (int i = 0; i < kPartRegs; ++i) {
+                    fence_reg(fp[pp][i]);
+                    acc[pp * kPartRegs + i] += fp[pp][i];
+                }
+            if (c == kChains - 1) mbar_arrive(&bar_s8_empty[slot]);
+        };
+#pragma unroll 1
+        for (int q = 0; q < nq; q += 2) {
+            chain(q, std::integral_constant<int, 0>{}, ap[0], ap[1]);
+            chain(q, std::integral_constant<int, 1>{}, ap[1], ap[0]);
+        }
+    } else if constexpr (kPromote) {
         // Promoted: per 128 K (4 k32 steps; one chain per stage at K_STAGE 128, two at 256), for each step j
         // the B fragment is converted (scale folded) and one wgmma per part adds step j into the part's
         // accumulator (the chain's first overwrites it): kParts chains of 4 wgmmas, one commit group; then
