@@ -136,6 +136,24 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 const KernelConfig& o = m.kernels[size_t(j)];
                 return o.tile_m == kc.tile_m && width(o) == width(kc);
             });
+            // An A pre-pass twin (sm90pa1: it cannot split K) yields to a split-capable swap twin where its
+            // tiles fill at most half of the CTA slots: the split rule below can then fill the SMs (measured,
+            // PERF.md entry 33: 64 x 8192 x 28672 promoted, pab_64x128_p 145 us, the swap kernel in 2 splits
+            // 104).
+            if (twin != keep.end() && m.kernels[size_t(*twin)].abi == KernelAbi::Sm90pa1 &&
+                kc.abi == KernelAbi::Sm90v1 && kc.split_k && q.num_cu > 0 &&
+                2 * tiles_of(m.kernels[size_t(*twin)], q) <= cta_slots(m.kernels[size_t(*twin)], q)) {
+                const KernelConfig& o = m.kernels[size_t(*twin)];
+                steps.push_back({*twin, 0, false,
+                                 "skip: " + std::to_string(tiles_of(o, q)) +
+                                     " tiles fill at most half of the " + std::to_string(cta_slots(o, q)) +
+                                     " CTA slots and it cannot split K; " + kc.co_name +
+                                     " (same tile) can (f4gemm sm_90a policy)"});
+                const size_t at = size_t(twin - keep.begin());
+                keep[at] = int(i);
+                candidates.kernels[at] = kc;
+                continue;
+            }
             if (twin != keep.end()) {
                 const KernelConfig& o = m.kernels[size_t(*twin)];
                 const bool same_tile = o.tile_n == kc.tile_n;
@@ -191,12 +209,18 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             }
         }
     }
-    // The cheapest kernel by the decode model among those of the pool that carry it, are offered for this M
-    // and were candidates (tile_M covering no more than needed); the first in priority order on a tie. {-1,
-    // 0} when none carries it.
+    // The cheapest kernel by the decode model among those that carry it, are offered for this M, were
+    // candidates (tile_M covering no more than needed) and are of the pool or exact (an exact kernel serves a
+    // promoted request: a stricter contract); the first in priority order on a tie. {-1, 0} when none carries
+    // it.
+    std::vector<size_t> order_any;
+    for (size_t i = 0; i < m.kernels.size(); ++i)
+        if (in_pool(m.kernels[i]) || m.kernels[i].accum == Accum::Exact) order_any.push_back(i);
+    std::stable_sort(order_any.begin(), order_any.end(),
+                     [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
     const auto cheapest_decode = [&]() {
         std::pair<int, double> best{-1, 0.0};
-        for (const size_t i : order) {
+        for (const size_t i : order_any) {
             const KernelConfig& kc = m.kernels[i];
             if (!offered_for_m(kc, q.m) || (cover && kc.tile_m > cover)) continue;
             const double c = decode_cost(kc, q);
@@ -224,16 +248,17 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     }
     // Split-K where the tiles leave SMs idle (the swap kernels of M = 17..64, one CTA per SM: N = 8192 gives
     // 64 tiles of 128 rows on 132 SMs): the largest 2^L (L <= 4) with tiles x 2^L within one wave, each split
-    // keeping at least kMinSplitK of K. Measured: 64 x 8192 x 28672 promoted 162 us unsplit, 105 us in 2.
-    constexpr int kMinSplitK = 8192;
-    if (ours && h.index >= 0 && q.log2_k_split == 0 && h.log2_k_split == 0) {
+    // keeping at least 8192 of K (4096 for a 32-row tile at M = 33..64, which runs two row tiles: half-height
+    // tiles below). Measured: 64 x 8192 x 28672 promoted 162 us unsplit, 105 us in 2.
+    const auto split_rule = [&]() {
+        if (!(ours && h.index >= 0 && q.log2_k_split == 0 && h.log2_k_split == 0)) return;
         const KernelConfig& kc = m.kernels[size_t(h.index)];
+        const int min_k = q.m > 32 && kc.tile_m == 32 ? 4096 : 8192;
         if (kc.split_k && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 && q.num_cu > 0) {
             const long tiles = tiles_of(kc, q), slots = cta_slots(kc, q);
             const int kk = kernel_k(kc, q.k);
             int l = 0;
-            while (l < 4 && tiles << (l + 1) <= slots && (kk >> (l + 1)) >= kMinSplitK &&
-                   kk % (1 << (l + 1)) == 0)
+            while (l < 4 && tiles << (l + 1) <= slots && (kk >> (l + 1)) >= min_k && kk % (1 << (l + 1)) == 0)
                 ++l;
             if (l > 0) {
                 steps.push_back(
@@ -244,17 +269,51 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 h.log2_k_split = l;
             }
         }
+    };
+    split_rule();
+    // Half-height swap tiles at M = 33..64, the reasoning of the decode-kernel rule below one tile up: where
+    // the 64-row tile's CTAs (splits included) still fill at most half of the CTA slots, the 32-row swap
+    // kernel of the same weight rows runs twice the CTAs (an exact kernel also serves a promoted request: a
+    // stricter contract), and may split down to 4096 of K per split. Measured (PERF.md entry 33): 64 x 8192 x
+    // 8192 39.4 us on ws_swap_32x128_fs against 47-50 on the 64-row kernels; 64 x 4096 x 14336 45.3 in 2
+    // splits against 60.6 unsplit and 44.4 for the 64-row swap kernel in 4 (below the 8192 the first split
+    // rule keeps).
+    if (ours && h.index >= 0 && q.log2_k_split == 0 && q.num_cu > 0 && q.m > 32 && q.m <= 64) {
+        const KernelConfig& kc = m.kernels[size_t(h.index)];
+        const long ctas = tiles_of(kc, q) << h.log2_k_split, slots = cta_slots(kc, q);
+        if (decode_cost(kc, q) <= 0 && kc.tile_m == 64 && 2 * ctas <= slots) {
+            int half = -1;
+            for (size_t i = 0; i < m.kernels.size(); ++i) {
+                const KernelConfig& o = m.kernels[i];
+                if (o.tile_m == 32 && o.tile_n == kc.tile_n && o.abi == KernelAbi::Sm90v1 &&
+                    decode_cost(o, q) <= 0 && (in_pool(o) || o.accum == Accum::Exact) &&
+                    offered_for_m(o, q.m) && (half < 0 || o.priority < m.kernels[size_t(half)].priority))
+                    half = int(i);
+            }
+            if (half >= 0) {
+                steps.push_back(
+                    {half, 1, true,
+                     fmt::format("half-height tiles: {} CTAs of {} fill {} of {} CTA slots; {} runs "
+                                 "{} (f4gemm sm_90a policy, docs/HEURISTIC.md)",
+                                 ctas, kc.co_name, ctas, slots, m.kernels[size_t(half)].co_name,
+                                 tiles_of(m.kernels[size_t(half)], q))});
+                h.index = half;
+                h.log2_k_split = 0;
+                split_rule();
+            }
+        }
     }
-    // Decode kernels where the swap kernel leaves most SMs idle (M = 17..32 only, where it was measured; N <=
-    // 8448 unsplit: 64 tiles of 128 rows or fewer on 132 SMs): its CTAs, splits included, fill at most half
-    // of the CTA slots, while the dec kernels' 16-row tiles of the same rows give the SMs twice as many CTAs.
-    // The decode model picks among them. Measured (PERF.md entry 32): 32 x 4096 x 4096 29.2 us on the swap
-    // kernel, 12.7 on dec_16x64_m2; 32 x 8192 x 8192 39.1 unsplit (34.7 in 2) against 32.7; the swap kernel
-    // stays the best from 80 tiles (N = 10240) up.
+    // Decode kernels where the swap kernel leaves most SMs idle (M <= 64; N <= 8448 unsplit: 64 tiles of 128
+    // rows or fewer on 132 SMs): its CTAs, splits included, fill at most half of the CTA slots, while the dec
+    // kernels' 16-row tiles of the same rows give the SMs twice as many CTAs (per 16 rows of M). The decode
+    // model picks among them. Measured (PERF.md entries 32, 33): 32 x 4096 x 4096 29.2 us on the swap
+    // kernel, 12.7 on dec_16x64_m2; 32 x 8192 x 8192 39.1 unsplit (34.7 in 2) against 32.7; 64 x 4096 x
+    // 4096 22.0 on the half-height swap kernel against 19.3; the swap kernel stays the best from 80 tiles (N
+    // = 10240) up.
     if (ours && h.index >= 0 && q.log2_k_split == 0 && q.num_cu > 0) {
         const KernelConfig& kc = m.kernels[size_t(h.index)];
         const long ctas = tiles_of(kc, q) << h.log2_k_split, slots = cta_slots(kc, q);
-        if (q.m <= 32 && decode_cost(kc, q) <= 0 && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 &&
+        if (q.m <= 64 && decode_cost(kc, q) <= 0 && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 &&
             2 * ctas <= slots) {
             if (const auto [best, best_cost] = cheapest_decode(); best >= 0) {
                 steps.push_back({best, 1, true,
