@@ -55,9 +55,11 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
     res = os.path.join(root, "docs", "results")
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     assert script.main([os.path.join(res, "2026-12-01c", "tune_sk.log"), os.path.join(res, "2026-12-01d", "tune_dec.log"),
-                        os.path.join(res, "2026-12-01d", "tune_dec_extra.log"), "--max-m", "16",
+                        os.path.join(res, "2026-12-01d", "tune_dec_extra.log"),
+                        os.path.join(res, "2026-12-01e", "tune_other.log"), "--max-m", "16",
                         "--exclude", r"_sk\.cubin|dec_16x80_w16", "-o", str(a)]) == 0
-    assert script.main([os.path.join(res, "2026-12-01e", "tune_mid12.log"), "--min-m", "17", "-o", str(b)]) == 0
+    assert script.main([os.path.join(res, "2026-12-01e", "tune_mid12.log"), os.path.join(res, "2026-12-01e", "tune_other.log"),
+                        "--min-m", "17", "-o", str(b)]) == 0
 
     def rows(path):
         with open(path) as f:
@@ -65,7 +67,7 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
 
     table = rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == rows(a) + rows(b)
-    assert len(table) == 818
+    assert len(table) == 1438
 
 
 def test_exclude_shape_leaves_a_cell_out(script, tmp_path):
