@@ -34,8 +34,10 @@ if [ "${F4GEMM_SKIP_PYTHON:-0}" != 1 ]; then
   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$py_tmp/venv/bin/python" -m pip install -q ${py_cfg[@]+"${py_cfg[@]}"} \
     "$py_tmp/src"
   rc=0
-  (cd "$py_tmp" && F4GEMM_EXPECT_KERNELS=$expect_kernels venv/bin/python -m pytest -p no:cacheprovider -q \
-    src/tests/python) || rc=$?
+  # F4GEMM_BUILD_DIR: this checkout's build (its cubins), for the tests of the repository's scripts
+  build_dir="$PWD/${BUILD_DIR:-build}"
+  (cd "$py_tmp" && F4GEMM_EXPECT_KERNELS=$expect_kernels F4GEMM_BUILD_DIR="$build_dir" venv/bin/python -m pytest \
+    -p no:cacheprovider -q src/tests/python) || rc=$?
   if [ "$rc" -eq 5 ]; then
     echo "[test] pytest collected no Python tests: tests/python is missing from the clone" >&2
     exit 1

@@ -23,12 +23,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
 
 def _cubins():
     """The built GEMM cubins, largest first (the util cubin holds no GEMM)."""
-    found = glob.glob(os.path.join(_ROOT, "build", "kernels", "sm90a", "f4gemm_sm90a_*.cubin"))
+    build = os.environ.get("F4GEMM_BUILD_DIR") or os.path.join(_ROOT, "build")  # scripts/test.sh sets it
+    found = glob.glob(os.path.join(build, "kernels", "sm90a", "f4gemm_sm90a_*.cubin"))
     return sorted((f for f in found if not f.endswith("_util.cubin")), key=os.path.getsize, reverse=True)
 
 
 @pytest.mark.skipif(shutil.which("cuobjdump") is None or len(_cubins()) < 2,
-                    reason="needs cuobjdump and two built sm_90a cubins (build/kernels/sm90a)")
+                    reason="needs cuobjdump and two built sm_90a cubins ($F4GEMM_BUILD_DIR or build/kernels/sm90a)")
 def test_same_and_different_cubins(tmp_path):
     a, b = _cubins()[:2]
     # the same code under another file name is the same; a kernel of another tile is not
