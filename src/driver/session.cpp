@@ -274,7 +274,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // Half-height swap tiles at M = 33..64, the reasoning of the decode-kernel rule below one tile up: where
     // the 64-row tile's CTAs (splits included) still fill at most half of the CTA slots, the 32-row swap
     // kernel of the same weight rows runs twice the CTAs (an exact kernel also serves a promoted request: a
-    // stricter contract), and may split down to 4096 of K per split. Measured (PERF.md entry 33): 64 x 8192 x
+    // stricter contract), and may split down to 4096 of K per split. Measured (PERF.md entry 34): 64 x 8192 x
     // 8192 39.4 us on ws_swap_32x128_fs against 47-50 on the 64-row kernels; 64 x 4096 x 14336 45.3 in 2
     // splits against 60.6 unsplit and 44.4 for the 64-row swap kernel in 4 (below the 8192 the first split
     // rule keeps).
@@ -306,7 +306,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // Decode kernels where the swap kernel leaves most SMs idle (M <= 64; N <= 8448 unsplit: 64 tiles of 128
     // rows or fewer on 132 SMs): its CTAs, splits included, fill at most half of the CTA slots, while the dec
     // kernels' 16-row tiles of the same rows give the SMs twice as many CTAs (per 16 rows of M). The decode
-    // model picks among them. Measured (PERF.md entries 32, 33): 32 x 4096 x 4096 29.2 us on the swap
+    // model picks among them. Measured (PERF.md entries 32, 34): 32 x 4096 x 4096 29.2 us on the swap
     // kernel, 12.7 on dec_16x64_m2; 32 x 8192 x 8192 39.1 unsplit (34.7 in 2) against 32.7; 64 x 4096 x
     // 4096 22.0 on the half-height swap kernel against 19.3; the swap kernel stays the best from 80 tiles (N
     // = 10240) up.
