@@ -619,6 +619,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     };
     auto prep = [&](int s, int j) { prep_to(s, j, a[j % kABufs]); };
+    // Promoted schedules, once a chain's wgmmas completed: its four fragments (frags[j0 .. j0 + 3]) are kept
+    // live up to here, then one FADD per accumulator register adds the chain's parts into the fp32 sums.
+    auto promote_chain = [&](auto& frags, int j0, auto& fp) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) fence_reg(frags[j0 + jj][i]);
+#pragma unroll
+        for (int pp = 0; pp < kParts; ++pp)
+#pragma unroll
+            for (int i = 0; i < kPartRegs; ++i) {
+                fence_reg(fp[pp][i]);
+                acc[pp * kPartRegs + i] += fp[pp][i];
+            }
+    };
 
     if constexpr (kPromote && kPipe) {
         // Promoted, converted a chain ahead: chain q (stage q / kChains, 128-K chain q % kChains) issues its
@@ -663,17 +678,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 for (int jj = 0; jj < 4; ++jj) prep_to(sn, 4 * cn + jj, nxt[jj]);
             }
             wgmma_wait<0>();
-#pragma unroll
-            for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) fence_reg(cur[jj][i]);
-#pragma unroll
-            for (int pp = 0; pp < kParts; ++pp)
-#pragma unroll
-                for (int i = 0; i < kPartRegs; ++i) {
-                    fence_reg(fp[pp][i]);
-                    acc[pp * kPartRegs + i] += fp[pp][i];
-                }
+            promote_chain(cur, 0, fp);
             if (c == kChains - 1) mbar_arrive(&bar_s8_empty[slot]);
         };
 #pragma unroll 1
@@ -713,17 +718,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 }
                 wgmma_commit();
                 wgmma_wait<0>();
-#pragma unroll
-                for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) fence_reg(a[4 * c + jj][i]);
-#pragma unroll
-                for (int pp = 0; pp < kParts; ++pp)
-#pragma unroll
-                    for (int i = 0; i < kPartRegs; ++i) {
-                        fence_reg(fp[pp][i]);
-                        acc[pp * kPartRegs + i] += fp[pp][i];
-                    }
+                promote_chain(a, 4 * c, fp);
             }
             mbar_arrive(&bar_s8_empty[slot]);
         }
