@@ -136,26 +136,24 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 const KernelConfig& o = m.kernels[size_t(j)];
                 return o.tile_m == kc.tile_m && width(o) == width(kc);
             });
-            // An A pre-pass twin (sm90pa1: it cannot split K) yields to a split-capable swap twin where its
-            // tiles fill at most half of the CTA slots: the split rule below can then fill the SMs (measured,
-            // PERF.md entry 33: 64 x 8192 x 28672 promoted, pab_64x128_p 145 us, the swap kernel in 2 splits
-            // 104).
-            if (twin != keep.end() && m.kernels[size_t(*twin)].abi == KernelAbi::Sm90pa1 &&
-                kc.abi == KernelAbi::Sm90v1 && kc.split_k && q.num_cu > 0 &&
-                2 * tiles_of(m.kernels[size_t(*twin)], q) <= cta_slots(m.kernels[size_t(*twin)], q)) {
-                const KernelConfig& o = m.kernels[size_t(*twin)];
-                steps.push_back({*twin, 0, false,
-                                 "skip: " + std::to_string(tiles_of(o, q)) +
-                                     " tiles fill at most half of the " + std::to_string(cta_slots(o, q)) +
-                                     " CTA slots and it cannot split K; " + kc.co_name +
-                                     " (same tile) can (f4gemm sm_90a policy)"});
-                const size_t at = size_t(twin - keep.begin());
-                keep[at] = int(i);
-                candidates.kernels[at] = kc;
-                continue;
-            }
             if (twin != keep.end()) {
                 const KernelConfig& o = m.kernels[size_t(*twin)];
+                // An A pre-pass twin (sm90pa1: it cannot split K) yields to a split-capable swap twin where
+                // its tiles fill at most half of the CTA slots: the split rule below can then fill the SMs
+                // (measured, PERF.md entry 33: 64 x 8192 x 28672 promoted, pab_64x128_p 145 us, the swap
+                // kernel in 2 splits 104).
+                if (o.abi == KernelAbi::Sm90pa1 && kc.abi == KernelAbi::Sm90v1 && kc.split_k &&
+                    q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q)) {
+                    steps.push_back(
+                        {*twin, 0, false,
+                         "skip: " + std::to_string(tiles_of(o, q)) + " tiles fill at most half of the " +
+                             std::to_string(cta_slots(o, q)) + " CTA slots and it cannot split K; " +
+                             kc.co_name + " (same tile) can (f4gemm sm_90a policy)"});
+                    const size_t at = size_t(twin - keep.begin());
+                    keep[at] = int(i);
+                    candidates.kernels[at] = kc;
+                    continue;
+                }
                 const bool same_tile = o.tile_n == kc.tile_n;
                 steps.push_back(
                     {int(i), 0, false,
@@ -209,22 +207,21 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             }
         }
     }
-    // The cheapest kernel by the decode model among those that carry it, are offered for this M, were
-    // candidates (tile_M covering no more than needed) and are of the pool or exact (an exact kernel serves a
-    // promoted request: a stricter contract); the first in priority order on a tie. {-1, 0} when none carries
-    // it.
-    std::vector<size_t> order_any;
-    for (size_t i = 0; i < m.kernels.size(); ++i)
-        if (in_pool(m.kernels[i]) || m.kernels[i].accum == Accum::Exact) order_any.push_back(i);
-    std::stable_sort(order_any.begin(), order_any.end(),
-                     [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
+    // Kernels a rule below may switch to: the pool's, or exact ones (an exact kernel serves a promoted
+    // request: a stricter contract).
+    const auto servable = [&](const KernelConfig& kc) { return in_pool(kc) || kc.accum == Accum::Exact; };
+    // The cheapest kernel by the decode model among the servable ones that carry it, are offered for this M
+    // and were candidates (tile_M covering no more than needed); on a tie the first in priority order, then
+    // in manifest order. {-1, 0} when none carries it.
     const auto cheapest_decode = [&]() {
         std::pair<int, double> best{-1, 0.0};
-        for (const size_t i : order_any) {
+        for (size_t i = 0; i < m.kernels.size(); ++i) {
             const KernelConfig& kc = m.kernels[i];
-            if (!offered_for_m(kc, q.m) || (cover && kc.tile_m > cover)) continue;
+            if (!servable(kc) || !offered_for_m(kc, q.m) || (cover && kc.tile_m > cover)) continue;
             const double c = decode_cost(kc, q);
-            if (c > 0 && (best.first < 0 || c < best.second)) best = {int(i), c};
+            if (c > 0 && (best.first < 0 || c < best.second ||
+                          (c == best.second && kc.priority < m.kernels[size_t(best.first)].priority)))
+                best = {int(i), c};
         }
         return best;
     };
@@ -286,8 +283,8 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             for (size_t i = 0; i < m.kernels.size(); ++i) {
                 const KernelConfig& o = m.kernels[i];
                 if (o.tile_m == 32 && o.tile_n == kc.tile_n && o.abi == KernelAbi::Sm90v1 &&
-                    decode_cost(o, q) <= 0 && (in_pool(o) || o.accum == Accum::Exact) &&
-                    offered_for_m(o, q.m) && (half < 0 || o.priority < m.kernels[size_t(half)].priority))
+                    decode_cost(o, q) <= 0 && servable(o) && offered_for_m(o, q.m) &&
+                    (half < 0 || o.priority < m.kernels[size_t(half)].priority))
                     half = int(i);
             }
             if (half >= 0) {
