@@ -1,20 +1,12 @@
 """bench/bench.py's pure helpers (no GPU, no torch): the --accum list, the system names per accumulation mode, the per-mode summary of the cells
 f4gemm wins, and the plot's panels; the plot itself when matplotlib is installed."""
 
-import importlib.util
-import os
-
 import pytest
-
-_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "bench.py")
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("f4gemm_bench", _BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # torch is imported by main() only
-    return mod
+def bench(repo_module):
+    return repo_module("bench/bench.py")  # torch is imported by main() only
 
 
 def test_parse_accums(bench):

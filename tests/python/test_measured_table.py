@@ -1,7 +1,6 @@
 """scripts/measured_table.py (no GPU): tune log lines to the policy tests' measured tables, later logs replacing
 earlier rows, the M and name filters, and a one-line error for a file with no timing lines."""
 
-import importlib.util
 import os
 
 import pytest
@@ -19,11 +18,8 @@ LOG2 = """[f4gemm]   1x8192x8192 f4gemm_sm90a_dec_16x64_m2.cubin          split 
 
 
 @pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("measured_table", _SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def script(repo_module):
+    return repo_module("scripts/measured_table.py")
 
 
 def test_rows_filters_and_replacement(script, tmp_path):

@@ -1,18 +1,10 @@
 """scripts/ncu_mix.py: instruction mix and stall reasons from ncu's source page (docs/PERF.md entry 33)."""
-import importlib.util
-import os
-
 import pytest
-
-_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "ncu_mix.py")
 
 
 @pytest.fixture(scope="module")
-def mix():
-    spec = importlib.util.spec_from_file_location("ncu_mix", _SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def mix(repo_module):
+    return repo_module("scripts/ncu_mix.py")
 
 
 # The shape of `ncu --page source --csv --print-source sass`: a kernel-name line, the header, one row per instruction.
