@@ -7,6 +7,7 @@
 // comes from -D macros (kernels/sm90a/kernels.json); design, precision argument and ladder in
 // docs/KERNELS_SM90.md, argument use and workspace in docs/ABI_SM90.md.
 #include "f4gemm/frag16s.h"
+#include "sm90_a_prepass.cuh"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_wgmma_e5m2.cuh"
@@ -216,35 +217,11 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS 
                   kPromote ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
 
 #if F4GEMM_A_PREPASS
-// Pre-pass: grid = ceil(Mr / 8) CTAs of 256 threads, one warp per A row (padded rows included: they are
-// allocated, zero data, scale 0x7F). Lane u of a row converts scale block u (16 bytes of fp4) with the
-// same LUT as WG0, into the chunks WG0 would write for the S side.
+// Pre-pass: A into the S image (sm90_a_prepass.cuh), the chunks WG0 would write for the S side.
 extern "C" __global__ void __launch_bounds__(256)
     F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
-    const Problem p = load_problem(args);
-    const SplitGeometry g = split_geometry(p, TILE_M, TILE_N);
-    const int row = blockIdx.x * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (row >= g.Mr) return;
-    uint8_t* ws = reinterpret_cast<uint8_t*>(args.ptr_workspace);
-    uint32_t* rows = reinterpret_cast<uint32_t*>(ws + (size_t)g.Mr * p.K);
-    const uint8_t* src = p.A + (size_t)row * p.lda;
-    const uint8_t* sc = p.sA + (size_t)row * p.ldsa;
-    const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
-    if (lane == 0) rows[row] = row_word(rr);
-    const int t = row / TILE_M, r = row % TILE_M, sw = r & 7;
-    uint8_t* tile = ws + (size_t)t * TILE_M * p.K;
-    for (int u = lane; u < p.K / 32; u += 32) {
-        const uint4 x = __ldg(reinterpret_cast<const uint4*>(src) + u);
-        const uint32_t e = __ldg(sc + u);
-        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = make_uint4(0u, 0u, 0u, 0u);  // NaN block: zeros
-        if (e != 0xFFu) {
-            uint32_t lut_lo, lut_hi;
-            make_lut((int)e - rr.ref, lut_lo, lut_hi);
-            cvt32(x, lut_lo, lut_hi, lo, hi);
-        }
-        store_block_sw128(tile + ((size_t)(u / 4) * TILE_M + r) * 128, u, sw, lo, hi);
-    }
+    a_prepass_s_image(args, TILE_M, TILE_N);
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif
