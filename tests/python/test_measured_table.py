@@ -55,7 +55,8 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01e", "tune_other.log"), "--max-m", "16",
                         "--exclude", r"_sk\.cubin|dec_16x80_w16", "-o", str(a)]) == 0
     assert script.main([os.path.join(res, "2026-12-01e", "tune_mid12.log"), os.path.join(res, "2026-12-01e", "tune_other.log"),
-                        "--min-m", "17", "-o", str(b)]) == 0
+                        os.path.join(res, "2026-12-01f", "tune_mid13.log"),
+                        os.path.join(res, "2026-12-01f", "tune_other13.log"), "--min-m", "17", "-o", str(b)]) == 0
 
     def rows(path):
         with open(path) as f:
@@ -63,7 +64,7 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
 
     table = rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == rows(a) + rows(b)
-    assert len(table) == 1438
+    assert len(table) == 1463
 
 
 def test_exclude_shape_leaves_a_cell_out(script, tmp_path):

@@ -366,6 +366,11 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
                 EXPECT_EQ(k.max_m, 64) << k.knl_name;
                 EXPECT_EQ(k.min_m, 33) << k.knl_name;
             }
+        } else if (has("_cv_")) {  // converter warpgroups: batched decode (M = 33..64), promoted only
+            EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
+            EXPECT_EQ(k.accum, Accum::Promoted) << k.knl_name;
+            EXPECT_EQ(k.max_m, 64) << k.knl_name;
+            EXPECT_EQ(k.min_m, 33) << k.knl_name;
         } else if (has("_pp_")) {
             if (exact) pp = int(i);
             EXPECT_EQ(k.abi, KernelAbi::Sm90pp1) << k.knl_name;
@@ -450,8 +455,11 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         EXPECT_NE(half.find("half-height tiles: 64 CTAs of f4gemm_sm90a_ws_swap_64x128_fs_p"),
                   std::string::npos)
             << half;
-        steps_of(64, 16384, 16384, Accum::Promoted, &why_sel);
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_pab_64x128_p");
+        // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority)
+        EXPECT_NE(steps_of(64, 16384, 16384, Accum::Promoted, &why_sel)
+                      .find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"),
+                  std::string::npos);
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x128_p");
     }
     // The promoted kernels (accum column), when the build has them: a promoted request runs one where the
     // policy offers it, and falls back to the exact decode kernels below their min_m; exact requests above

@@ -1,0 +1,371 @@
+// sm_90a MXFP4 x MXFP4 -> bf16 GEMM, accumulation mode promoted, with converter warpgroups (abi sm90pa1):
+//
+//   <name>_prepass  A once into its e5m2 image (sm90_a_prepass.cuh, the pab_* pre-pass)
+//   <name>          WG0: one thread bulk-copies, per 128-K stage, the stage of A's image and the W chunks of
+//                   the tile's weight rows into a ring slot. Converter warpgroups turn the W chunks into the
+//                   SW128 K-major e5m2 image of B with each block's scale folded (cvt8_bitplane, one LUT per
+//                   row and 32-K block). Consumer warpgroups issue SS wgmmas on the two images: one chain of
+//                   four k32 wgmmas per 128 K into a fresh accumulator, promoted into fp32.
+//
+// Why: in the register-fragment kernels (ws_swap_*, pab_*) the consumers convert W themselves, 8 elements per
+// thread and row per 32-K block, so the LUT of every (row, block) is built four times and the conversion
+// shares the issue slots with the wgmma issue and the promotion: ~570 warp instructions per k32 step and SM
+// at 64 x 16384^2, half of them the conversion (docs/PERF.md entry 33). Here a lane converts one whole (row,
+// block) (one LUT per 32 elements) in warps that issue nothing else. Design and the estimate it tests:
+// docs/KERNELS_SM90.md ("Where the time goes", open item 2); workspace and launches: docs/ABI_SM90.md.
+#include "f4gemm/frag16s.h"
+#include "sm90_a_prepass.cuh"
+#include "sm90_common.cuh"
+#include "sm90_ptx.cuh"
+#include "sm90_wgmma_e5m2.cuh"
+
+// ---------------------------------------------------------------------------------------------
+// Config (one cubin per config, from -D macros; kernels/sm90a/kernels.json, family cv)
+//   BLOCK_M   activation rows per CTA = 64 per consumer warpgroup (wgmma M)
+//   BLOCK_N   weight rows per CTA = wgmma N (64 or 128)
+//   STAGES    ring depth (128 K per stage)
+//   CONV_WG   converter warpgroups
+//   REG_CONV  setmaxnreg of a converter warpgroup; the consumers get the rest of the launch pool
+//   SPAN      128-K chains per straight-line block of the consumer loop (2: chain q+1 issued before
+//             chain q's promotion)
+// ---------------------------------------------------------------------------------------------
+#ifndef F4GEMM_KNL_NAME
+#define F4GEMM_KNL_NAME f4gemm_sm90a_cv_64x128_p
+#endif
+#ifndef F4GEMM_BLOCK_M
+#define F4GEMM_BLOCK_M 64
+#endif
+#ifndef F4GEMM_BLOCK_N
+#define F4GEMM_BLOCK_N 128
+#endif
+#ifndef F4GEMM_STAGES
+#define F4GEMM_STAGES 6
+#endif
+#ifndef F4GEMM_CONV_WG
+#define F4GEMM_CONV_WG 2
+#endif
+#ifndef F4GEMM_REG_CONV
+#define F4GEMM_REG_CONV 128
+#endif
+#ifndef F4GEMM_SPAN
+#define F4GEMM_SPAN 2
+#endif
+//   CONV_SPAN stages a converter warp converts per iteration (1 or 2: twice the independent work per warp)
+#ifndef F4GEMM_CONV_SPAN
+#define F4GEMM_CONV_SPAN 2
+#endif
+// Lab knob, never in kernels.json (wrong results by design), bit flags: 1 copies A's image only into the
+// first round of slots, 8 W's chunks likewise, 2 zeroes the LUT (the conversion still runs), 16 skips the
+// converters' shared-memory loads, stores and fence too, 4 skips the wgmmas: what each part of the time is.
+#ifndef F4GEMM_CV_PROBE
+#define F4GEMM_CV_PROBE 0
+#endif
+
+namespace {
+using namespace f4gemm::sm90;
+
+constexpr int BLOCK_M = F4GEMM_BLOCK_M;
+constexpr int BLOCK_N = F4GEMM_BLOCK_N;
+constexpr int kStages = F4GEMM_STAGES;
+constexpr int kConvWG = F4GEMM_CONV_WG;
+constexpr int kSpan = F4GEMM_SPAN;
+constexpr int kConvSpan = F4GEMM_CONV_SPAN;
+constexpr int kKStage = 128;  // K per stage = one 128-byte swizzle atom of e5m2 = one W chunk
+constexpr int kSteps = kKStage / 32;
+constexpr int kConsumers = BLOCK_M / 64;
+constexpr int kConvWarps = 4 * kConvWG;
+constexpr int kConvThreads = 128 * kConvWG;
+constexpr int kConsumerThreads = 128 * kConsumers;
+constexpr int kWarpGroups = 1 + kConvWG + kConsumers;
+constexpr int kThreads = 128 * kWarpGroups;
+constexpr int kAccRegs = BLOCK_N / 2;
+constexpr int kGroups = BLOCK_N / 16;    // 16-row groups of W per tile (one 1088-byte chunk each per stage)
+constexpr int kWarpTasks = BLOCK_N / 8;  // per stage: (group, half) pairs, 8 rows x 4 blocks = 32 lanes
+constexpr int kTasks = kWarpTasks / kConvWarps;  // per converter warp and stage
+
+constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
+constexpr int kRegWG0 = 24;
+constexpr int kRegConv = F4GEMM_REG_CONV;
+constexpr int kRegPool = kWarpGroups * kLaunchRegs - kRegWG0 - kConvWG * kRegConv;
+constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
+
+static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 activation rows per consumer WG");
+static_assert(BLOCK_N == 64 || BLOCK_N == 128,
+              "wgmma N; 256 would need 128 accumulator + 128 chain registers");
+static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
+static_assert(kWarpTasks % kConvWarps == 0 && kTasks >= 1, "every converter warp has the same tasks");
+static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
+static_assert(kStages >= 2 * kSpan, "a ring");
+static_assert((kConvSpan == 1 || kConvSpan == 2) && kStages >= 2 * kConvSpan, "K % 256 == 0: stage pairs");
+static_assert(kRegWG0 % 8 == 0 && kRegConv % 8 == 0 && kRegConsumer % 8 == 0,
+              "setmaxnreg takes multiples of 8");
+static_assert(kRegWG0 + kConvWG * kRegConv + kConsumers * kRegConsumer <= kWarpGroups * kLaunchRegs,
+              "setmaxnreg budget exceeds the registers allocated at launch: inc would never return");
+static_assert(kAccRegs * (1 + kSpan) + 24 <= kRegConsumer, "accumulators and chain fragments fit");
+
+// Shared memory (offsets from a 1024-byte aligned base), per stage: the B image (BLOCK_N, 128) e5m2 SW128
+// K-major, the A image (BLOCK_M, 128) as the pre-pass wrote it, the W chunks (kGroups x 1088 bytes: bit-plane
+// words, then the 16 rows' 4 scale bytes); then the mbarriers and the tile's row words.
+constexpr int kBImgBytes = BLOCK_N * kKStage;
+constexpr int kAImgBytes = BLOCK_M * kKStage;
+constexpr int kRawBytes = kGroups * (int)F4GEMM_FRAG16S_CHUNK;
+constexpr int kOffAImg = kBImgBytes;
+constexpr int kOffRaw = kBImgBytes + kAImgBytes;
+constexpr int kStageBytes = kOffRaw + (kRawBytes + 1023) / 1024 * 1024;
+constexpr int kOffBar = kStages * kStageBytes;  // full, conv, empty: kStages each
+constexpr int kOffRows = kOffBar + 3 * kStages * 8;
+constexpr int kSmemBytes = kOffRows + 4 * (BLOCK_M + BLOCK_N) + 1024;
+static_assert(kBImgBytes % 1024 == 0 && kAImgBytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
+static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
+static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
+
+using WgmmaSS = WgmmaE5m2SS<BLOCK_N>;
+using WgmmaSSAcc = WgmmaE5m2SSAcc<BLOCK_N>;
+static_assert(WgmmaSS::kRegs == kAccRegs, "accumulator fragment size");
+
+// The chain of stage s: four k32 wgmmas into f (the first overwrites it), one commit group. A function, not
+// a lambda, so that it is always inlined (as a lambda called twice ptxas kept both accumulators in local
+// memory and serialised the wgmmas, C7514: sm90_mxfp4_gemm_pp.cu).
+__device__ __forceinline__ void chain(float (&f)[kAccRegs], int s, uint8_t* smem, uint64_t* bar_full,
+                                      uint64_t* bar_conv, int c) {
+    const int slot = s % kStages;
+    const uint32_t par = (s / kStages) & 1;
+    mbar_wait(&bar_full[slot], par);  // A's image landed (the converters saw W's chunks land)
+    mbar_wait(&bar_conv[slot], par);  // B's image written
+    wgmma_fence();
+    const uint32_t base = smem_u32(smem + slot * kStageBytes);
+#pragma unroll
+    for (int j = 0; j < kSteps; ++j) {
+        const uint64_t da = make_desc_sw128(base + kOffAImg + c * (64 * 128) + j * 32);
+        const uint64_t db = make_desc_sw128(base + j * 32);
+        if (j == 0)
+            WgmmaSS::mma(f, da, db);
+        else
+            WgmmaSSAcc::mma(f, da, db);
+    }
+    wgmma_commit();
+}
+}  // namespace
+
+// No split-K (the A image covers the whole K, sm90pa1); B from W; mode promoted only.
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PA1,
+                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_PROMOTED);
+
+extern "C" __global__ void __launch_bounds__(256)
+    F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    a_prepass_s_image(args, BLOCK_M, BLOCK_N);
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}
+
+// =============================================================================================
+// GEMM: grid (tiles_n, tiles_m), kThreads threads, kSmemBytes of dynamic shared memory; after the pre-pass
+// of the same arguments (stream order).
+// =============================================================================================
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    extern __shared__ uint8_t smem_dyn[];
+    uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
+    uint64_t* bar_full =
+        reinterpret_cast<uint64_t*>(smem + kOffBar);                  // WG0 -> all: A image + W chunks landed
+    uint64_t* bar_conv = bar_full + kStages;                          // converters -> consumers: B image
+    uint64_t* bar_empty = bar_conv + kStages;                         // consumers -> WG0: slot free
+    uint32_t* s_rows = reinterpret_cast<uint32_t*>(smem + kOffRows);  // [BLOCK_M] A rows, [BLOCK_N] W rows
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const Problem p = load_problem(args);
+    const SplitGeometry geo = split_geometry(p, BLOCK_M, BLOCK_N);
+    const int tm = blockIdx.y, tn = blockIdx.x;
+    const int m0 = tm * BLOCK_M, n0 = tn * BLOCK_N;
+    const int nks = p.K / kKStage;
+    const uint8_t* ws = reinterpret_cast<const uint8_t*>(args.ptr_workspace);
+    const uint32_t* rows_a = reinterpret_cast<const uint32_t*>(ws + (size_t)geo.Mr * p.K);
+    const size_t grp_bytes = f4gemm::frag16s_group_bytes(p.K);
+    const uint8_t* w_tile = p.B + (size_t)(n0 / 16) * grp_bytes;  // the tile's first 16-row group of W
+
+    if (tid == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbar_init(&bar_full[s], 1);
+            mbar_init(&bar_conv[s], kConvThreads);
+            mbar_init(&bar_empty[s], kConsumerThreads);
+        }
+        fence_barrier_init();
+    }
+    // Row words: A's from the pre-pass, W's from the group headers (the summary over the row's whole K,
+    // finish_row's rule; rows N .. Np-1 exist with zero data and read as "no exponent").
+    int wide = 0;
+    for (int i = tid; i < BLOCK_M + BLOCK_N; i += kThreads) {
+        uint32_t v;
+        if (i < BLOCK_M) {
+            v = rows_a[m0 + i];
+        } else {
+            const int r = i - BLOCK_M;
+            const f4gemm::Frag16sRowRef f = f4gemm::frag16s_row_ref(
+                __ldg(reinterpret_cast<const uint32_t*>(w_tile + (size_t)(r / 16) * grp_bytes) + r % 16),
+                kWindow);
+            RowRef rr;
+            rr.ref = f.ref;
+            rr.nan = f.nan;
+            rr.wide = f.wide;
+            v = row_word(rr);
+        }
+        s_rows[i] = v;
+        wide |= (v & kRowWide) != 0;
+    }
+    // Exact path for tiles with a row whose scales do not fold into e5m2 (> 26 binades): A plain, B from W.
+    if (__syncthreads_or(wide)) {
+        exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, BLOCK_M, BLOCK_N, 0, p.K / 32, smem, tid);
+        return;
+    }
+
+    if (warp < 4) {
+        // WG0: one thread, per stage one bulk copy of A's image and one per 16-row group of W.
+        setmaxnreg_dec<kRegWG0>();
+        if (tid == 0) {
+            const uint8_t* a_src = ws + (size_t)tm * BLOCK_M * p.K;
+            for (int s = 0; s < nks; ++s) {
+                const int slot = s % kStages;
+                if (s >= kStages) mbar_wait(&bar_empty[slot], ((s / kStages) - 1) & 1);
+                uint8_t* dst = smem + slot * kStageBytes;
+                const bool a = !(F4GEMM_CV_PROBE & 1) || s < kStages,
+                           w = !(F4GEMM_CV_PROBE & 8) || s < kStages;
+                mbar_arrive_expect_tx(&bar_full[slot], (a ? kAImgBytes : 0) + (w ? kRawBytes : 0));
+                if (a)
+                    bulk_copy_g2s(dst + kOffAImg, a_src + (size_t)s * kAImgBytes, kAImgBytes,
+                                  &bar_full[slot]);
+#pragma unroll
+                for (int G = 0; G < kGroups; ++G)
+                    if (w)
+                        bulk_copy_g2s(
+                            dst + kOffRaw + G * F4GEMM_FRAG16S_CHUNK,
+                            w_tile + G * grp_bytes + F4GEMM_FRAG16S_HEAD + (size_t)s * F4GEMM_FRAG16S_CHUNK,
+                            F4GEMM_FRAG16S_CHUNK, &bar_full[slot]);
+            }
+        }
+        return;
+    }
+
+    if (warp < 4 + kConvWarps) {
+        // Converters. Warp task q (q = cw, cw + kConvWarps, ..) is half h = q % 2 of group G = q / 2: lane (g
+        // = lane % 8, j = lane / 8) converts block j of row r = 16 G + 8 h + g. Its four bit-plane words sit
+        // at h * 512 + j * 128 + 16 g of the group's chunk (frag16s: word h*128 + j*32 + 4g + t), so a warp
+        // reads 512 contiguous bytes; its scale is byte 1024 + 4 (8h + g) + j. cvt8_bitplane of word t gives
+        // the bytes of elements 8t..8t+3 (lo) and 8t+4..8t+7 (hi), stored as A's pre-pass stores a block (lo
+        // words in 16-byte chunk 2j, hi words in 2j + 1, swizzled by r % 8 = g): both images share the k
+        // order.
+        if constexpr (kRegConv < kLaunchRegs) setmaxnreg_dec<kRegConv>();
+        if constexpr (kRegConv > kLaunchRegs) setmaxnreg_inc<kRegConv>();
+        const int cw = warp - 4, g = lane % 8, j = lane / 8;
+        int ref[kTasks], raw_off[kTasks], sc_off[kTasks], img_off[kTasks];
+#pragma unroll
+        for (int i = 0; i < kTasks; ++i) {
+            const int q = cw + kConvWarps * i, G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
+            ref[i] = row_ref(s_rows[BLOCK_M + r]);
+            raw_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + h * 512 + j * 128 + 16 * g;
+            sc_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + 1024 + 4 * (8 * h + g) + j;
+            img_off[i] = r * 128;
+        }
+#pragma unroll 1
+        for (int s = 0; s < nks; s += kConvSpan) {
+            uint4 x[kConvSpan][kTasks];
+            uint32_t e[kConvSpan][kTasks];
+            uint8_t* st[kConvSpan];
+#pragma unroll
+            for (int q = 0; q < kConvSpan; ++q) {
+                const int slot = (s + q) % kStages;
+                mbar_wait(&bar_full[slot], ((s + q) / kStages) & 1);
+                st[q] = smem + slot * kStageBytes;
+                if (!(F4GEMM_CV_PROBE & 16)) {
+#pragma unroll
+                    for (int i = 0; i < kTasks; ++i) {
+                        x[q][i] = *reinterpret_cast<const uint4*>(st[q] + raw_off[i]);
+                        e[q][i] = st[q][sc_off[i]];
+                    }
+                }
+            }
+            if (!(F4GEMM_CV_PROBE & 16)) {
+                // Branch-free, so that the tasks' conversions interleave: a NaN block (scale 0xFF) gets an
+                // all-zero LUT, i.e. signed zeros (the epilogue writes NaN for its column).
+#pragma unroll
+                for (int q = 0; q < kConvSpan; ++q) {
+#pragma unroll
+                    for (int i = 0; i < kTasks; ++i) {
+                        uint32_t lut_lo, lut_hi;
+                        make_lut((int)e[q][i] - ref[i], lut_lo, lut_hi);
+                        if (e[q][i] == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
+                        uint4 lo, hi;
+                        cvt8_bitplane(x[q][i].x, lut_lo, lut_hi, lo.x, hi.x);
+                        cvt8_bitplane(x[q][i].y, lut_lo, lut_hi, lo.y, hi.y);
+                        cvt8_bitplane(x[q][i].z, lut_lo, lut_hi, lo.z, hi.z);
+                        cvt8_bitplane(x[q][i].w, lut_lo, lut_hi, lo.w, hi.w);
+                        store_block_sw128(st[q] + img_off[i], j, g, lo, hi);
+                    }
+                }
+                fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
+            }
+#pragma unroll
+            for (int q = 0; q < kConvSpan; ++q) mbar_arrive(&bar_conv[(s + q) % kStages]);
+        }
+        return;
+    }
+
+    // Consumers: warpgroup c multiplies activation rows [64c, 64c + 64) by the tile's BLOCK_N weight rows.
+    setmaxnreg_inc<kRegConsumer>();
+    const int c = (warp - 4 - kConvWarps) / 4;
+    float acc[kAccRegs];
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
+    float frag[kSpan][kAccRegs];
+    for (int u0 = 0; u0 < nks; u0 += kSpan) {
+        if (F4GEMM_CV_PROBE & 4) {
+#pragma unroll
+            for (int q = 0; q < kSpan; ++q) {
+                mbar_wait(&bar_conv[(u0 + q) % kStages], ((u0 + q) / kStages) & 1);
+                mbar_arrive(&bar_empty[(u0 + q) % kStages]);
+            }
+            continue;
+        }
+        chain(frag[0], u0, smem, bar_full, bar_conv, c);
+        if constexpr (kSpan == 2) {
+            chain(frag[kSpan - 1], u0 + 1, smem, bar_full, bar_conv, c);
+            wgmma_wait<1>();
+            promote_add(acc, frag[0]);
+            mbar_arrive(&bar_empty[u0 % kStages]);
+            wgmma_wait<0>();
+            promote_add(acc, frag[kSpan - 1]);
+            mbar_arrive(&bar_empty[(u0 + 1) % kStages]);
+        } else {
+            wgmma_wait<0>();
+            promote_add(acc, frag[0]);
+            mbar_arrive(&bar_empty[u0 % kStages]);
+        }
+    }
+
+    // Epilogue: v = acc * 2^(refA-127) * 2^(refW-127), NaN for rows/columns with a NaN scale, then
+    // D = bf16(alpha*v + beta*C) under the (M, N) mask.
+    const int rr0 = c * 64 + (warp % 4) * 16 + lane / 4, t = lane % 4;
+    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
+    const float qnan = __int_as_float(0x7FC00000);
+#pragma unroll
+    for (int i = 0; i < kAccRegs / 4; ++i) {
+        const int col = 8 * i + 2 * t;
+        const uint32_t wb0 = s_rows[BLOCK_M + col], wb1 = s_rows[BLOCK_M + col + 1];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int rr = rr0 + 8 * h;
+            const uint32_t wa = s_rows[rr];
+            const int eA = row_ref(wa) - 127;
+            float v0 = ldexpf(acc[4 * i + 2 * h], eA + row_ref(wb0) - 127);
+            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eA + row_ref(wb1) - 127);
+            if ((wa | wb0) & kRowNan) v0 = qnan;
+            if ((wa | wb1) & kRowNan) v1 = qnan;
+            store_pair(p, geo, m0 + rr, n0 + col, v0, v1, pair_ok);
+        }
+    }
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}
