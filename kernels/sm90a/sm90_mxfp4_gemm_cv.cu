@@ -259,6 +259,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if constexpr (kRegConv < kLaunchRegs) setmaxnreg_dec<kRegConv>();
         if constexpr (kRegConv > kLaunchRegs) setmaxnreg_inc<kRegConv>();
         const int cw = warp - 4, g = lane % 8, j = lane / 8;
+        uint32_t sink = 0;  // F4GEMM_CV_PROBE & 64 only
         int ref[kTasks], raw_off[kTasks], sc_off[kTasks], img_off[kTasks];
 #pragma unroll
         for (int i = 0; i < kTasks; ++i) {
@@ -301,14 +302,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                         cvt8_bitplane(x[q][i].y, lut_lo, lut_hi, lo.y, hi.y);
                         cvt8_bitplane(x[q][i].z, lut_lo, lut_hi, lo.z, hi.z);
                         cvt8_bitplane(x[q][i].w, lut_lo, lut_hi, lo.w, hi.w);
-                        store_block_sw128(st[q] + img_off[i], j, g, lo, hi);
+                        if (!(F4GEMM_CV_PROBE & 64))
+                            store_block_sw128(st[q] + img_off[i], j, g, lo, hi);
+                        else  // keep the whole conversion alive
+                            sink ^= lo.x ^ lo.y ^ lo.z ^ lo.w ^ hi.x ^ hi.y ^ hi.z ^ hi.w;
                     }
                 }
-                fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
+                if (!(F4GEMM_CV_PROBE & 32))
+                    fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
             }
 #pragma unroll
             for (int q = 0; q < kConvSpan; ++q) mbar_arrive(&bar_conv[(s + q) % kStages]);
         }
+        if ((F4GEMM_CV_PROBE & 64) && sink == 0x12345678u) smem[0] = 1;
         return;
     }
 
