@@ -81,7 +81,11 @@ constexpr int kThreads = 128 * kWarpGroups;
 constexpr int kAccRegs = BLOCK_N / 2;
 constexpr int kGroups = BLOCK_N / 16;    // 16-row groups of W per tile (one 1088-byte chunk each per stage)
 constexpr int kWarpTasks = BLOCK_N / 8;  // per stage: (group, half) pairs, 8 rows x 4 blocks = 32 lanes
-constexpr int kTasks = kWarpTasks / kConvWarps;  // per converter warp and stage
+// Even: every converter warp has kTasks tasks per stage. Otherwise (three converter warpgroups, 12 warps for
+// 16 tasks) task T = s * kWarpTasks + q of the stage sequence goes to warp T % kConvWarps: one or two per
+// stage, kWarpTasks / kConvWarps on average.
+constexpr bool kEven = kWarpTasks % kConvWarps == 0;
+constexpr int kTasks = (kWarpTasks + kConvWarps - 1) / kConvWarps;  // per converter warp and stage, at most
 
 constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
 constexpr int kRegWG0 = 24;
@@ -93,7 +97,8 @@ static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 activ
 static_assert(BLOCK_N == 64 || BLOCK_N == 128,
               "wgmma N; 256 would need 128 accumulator + 128 chain registers");
 static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
-static_assert(kWarpTasks % kConvWarps == 0 && kTasks >= 1, "every converter warp has the same tasks");
+static_assert(kTasks >= 1 && (kEven || kConvSpan == 1),
+              "uneven task counts: one stage per converter iteration");
 static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
 static_assert(kStages >= 2 * kSpan, "a ring");
 static_assert((kConvSpan == 1 || kConvSpan == 2) && kStages >= 2 * kConvSpan, "K % 256 == 0: stage pairs");
@@ -260,59 +265,90 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if constexpr (kRegConv > kLaunchRegs) setmaxnreg_inc<kRegConv>();
         const int cw = warp - 4, g = lane % 8, j = lane / 8;
         uint32_t sink = 0;  // F4GEMM_CV_PROBE & 64 only
-        int ref[kTasks], raw_off[kTasks], sc_off[kTasks], img_off[kTasks];
-#pragma unroll
-        for (int i = 0; i < kTasks; ++i) {
-            const int q = cw + kConvWarps * i, G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
-            ref[i] = row_ref(s_rows[BLOCK_M + r]);
-            raw_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + h * 512 + j * 128 + 16 * g;
-            sc_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + 1024 + 4 * (8 * h + g) + j;
-            img_off[i] = r * 128;
-        }
+        if constexpr (!kEven) {
 #pragma unroll 1
-        for (int s = 0; s < nks; s += kConvSpan) {
-            uint4 x[kConvSpan][kTasks];
-            uint32_t e[kConvSpan][kTasks];
-            uint8_t* st[kConvSpan];
+            for (int s = 0; s < nks; ++s) {
+                const int slot = s % kStages;
+                mbar_wait(&bar_full[slot], (s / kStages) & 1);
+                uint8_t* st = smem + slot * kStageBytes;
+                const int q0 = ((cw - s * kWarpTasks) % kConvWarps + kConvWarps) % kConvWarps;
 #pragma unroll
-            for (int q = 0; q < kConvSpan; ++q) {
-                const int slot = (s + q) % kStages;
-                mbar_wait(&bar_full[slot], ((s + q) / kStages) & 1);
-                st[q] = smem + slot * kStageBytes;
-                if (!(F4GEMM_CV_PROBE & 16)) {
-#pragma unroll
-                    for (int i = 0; i < kTasks; ++i) {
-                        x[q][i] = *reinterpret_cast<const uint4*>(st[q] + raw_off[i]);
-                        e[q][i] = st[q][sc_off[i]];
+                for (int i = 0; i < kTasks; ++i) {
+                    const int q = q0 + kConvWarps * i;  // warp-uniform
+                    if (q < kWarpTasks) {
+                        const int G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
+                        const uint8_t* chunk = st + kOffRaw + G * F4GEMM_FRAG16S_CHUNK;
+                        const uint4 x = *reinterpret_cast<const uint4*>(chunk + h * 512 + j * 128 + 16 * g);
+                        const uint32_t e = chunk[1024 + 4 * (8 * h + g) + j];
+                        uint32_t lut_lo, lut_hi;
+                        make_lut((int)e - row_ref(s_rows[BLOCK_M + r]), lut_lo, lut_hi);
+                        if (e == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
+                        uint4 lo, hi;
+                        cvt8_bitplane(x.x, lut_lo, lut_hi, lo.x, hi.x);
+                        cvt8_bitplane(x.y, lut_lo, lut_hi, lo.y, hi.y);
+                        cvt8_bitplane(x.z, lut_lo, lut_hi, lo.z, hi.z);
+                        cvt8_bitplane(x.w, lut_lo, lut_hi, lo.w, hi.w);
+                        store_block_sw128(st + r * 128, j, g, lo, hi);
                     }
                 }
+                fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
+                mbar_arrive(&bar_conv[slot]);
             }
-            if (!(F4GEMM_CV_PROBE & 16)) {
-                // Branch-free, so that the tasks' conversions interleave: a NaN block (scale 0xFF) gets an
-                // all-zero LUT, i.e. signed zeros (the epilogue writes NaN for its column).
+        } else {
+            int ref[kTasks], raw_off[kTasks], sc_off[kTasks], img_off[kTasks];
+#pragma unroll
+            for (int i = 0; i < kTasks; ++i) {
+                const int q = cw + kConvWarps * i, G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
+                ref[i] = row_ref(s_rows[BLOCK_M + r]);
+                raw_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + h * 512 + j * 128 + 16 * g;
+                sc_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + 1024 + 4 * (8 * h + g) + j;
+                img_off[i] = r * 128;
+            }
+#pragma unroll 1
+            for (int s = 0; s < nks; s += kConvSpan) {
+                uint4 x[kConvSpan][kTasks];
+                uint32_t e[kConvSpan][kTasks];
+                uint8_t* st[kConvSpan];
 #pragma unroll
                 for (int q = 0; q < kConvSpan; ++q) {
+                    const int slot = (s + q) % kStages;
+                    mbar_wait(&bar_full[slot], ((s + q) / kStages) & 1);
+                    st[q] = smem + slot * kStageBytes;
+                    if (!(F4GEMM_CV_PROBE & 16)) {
 #pragma unroll
-                    for (int i = 0; i < kTasks; ++i) {
-                        uint32_t lut_lo, lut_hi;
-                        make_lut((int)e[q][i] - ref[i], lut_lo, lut_hi);
-                        if (e[q][i] == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
-                        uint4 lo, hi;
-                        cvt8_bitplane(x[q][i].x, lut_lo, lut_hi, lo.x, hi.x);
-                        cvt8_bitplane(x[q][i].y, lut_lo, lut_hi, lo.y, hi.y);
-                        cvt8_bitplane(x[q][i].z, lut_lo, lut_hi, lo.z, hi.z);
-                        cvt8_bitplane(x[q][i].w, lut_lo, lut_hi, lo.w, hi.w);
-                        if (!(F4GEMM_CV_PROBE & 64))
-                            store_block_sw128(st[q] + img_off[i], j, g, lo, hi);
-                        else  // keep the whole conversion alive
-                            sink ^= lo.x ^ lo.y ^ lo.z ^ lo.w ^ hi.x ^ hi.y ^ hi.z ^ hi.w;
+                        for (int i = 0; i < kTasks; ++i) {
+                            x[q][i] = *reinterpret_cast<const uint4*>(st[q] + raw_off[i]);
+                            e[q][i] = st[q][sc_off[i]];
+                        }
                     }
                 }
-                if (!(F4GEMM_CV_PROBE & 32))
-                    fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
-            }
+                if (!(F4GEMM_CV_PROBE & 16)) {
+                    // Branch-free, so that the tasks' conversions interleave: a NaN block (scale 0xFF) gets
+                    // an all-zero LUT, i.e. signed zeros (the epilogue writes NaN for its column).
 #pragma unroll
-            for (int q = 0; q < kConvSpan; ++q) mbar_arrive(&bar_conv[(s + q) % kStages]);
+                    for (int q = 0; q < kConvSpan; ++q) {
+#pragma unroll
+                        for (int i = 0; i < kTasks; ++i) {
+                            uint32_t lut_lo, lut_hi;
+                            make_lut((int)e[q][i] - ref[i], lut_lo, lut_hi);
+                            if (e[q][i] == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
+                            uint4 lo, hi;
+                            cvt8_bitplane(x[q][i].x, lut_lo, lut_hi, lo.x, hi.x);
+                            cvt8_bitplane(x[q][i].y, lut_lo, lut_hi, lo.y, hi.y);
+                            cvt8_bitplane(x[q][i].z, lut_lo, lut_hi, lo.z, hi.z);
+                            cvt8_bitplane(x[q][i].w, lut_lo, lut_hi, lo.w, hi.w);
+                            if (!(F4GEMM_CV_PROBE & 64))
+                                store_block_sw128(st[q] + img_off[i], j, g, lo, hi);
+                            else  // keep the whole conversion alive
+                                sink ^= lo.x ^ lo.y ^ lo.z ^ lo.w ^ hi.x ^ hi.y ^ hi.z ^ hi.w;
+                        }
+                    }
+                    if (!(F4GEMM_CV_PROBE & 32))
+                        fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
+                }
+#pragma unroll
+                for (int q = 0; q < kConvSpan; ++q) mbar_arrive(&bar_conv[(s + q) % kStages]);
+            }
         }
         if ((F4GEMM_CV_PROBE & 64) && sink == 0x12345678u) smem[0] = 1;
         return;
