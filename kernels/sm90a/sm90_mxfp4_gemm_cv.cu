@@ -51,12 +51,19 @@
 #define F4GEMM_SPAN 2
 #endif
 //   CONV_SPAN stages a converter warp converts per iteration (1 or 2: twice the independent work per warp)
+//   CONS_K    consumer warpgroups per 64 activation rows, taking the stages in turn (2: while one drains its
+//             chain and promotes, the other's wgmmas run; their accumulators are summed in the epilogue)
 #ifndef F4GEMM_CONV_SPAN
 #define F4GEMM_CONV_SPAN 2
 #endif
+#ifndef F4GEMM_CONS_K
+#define F4GEMM_CONS_K 1
+#endif
 // Lab knob, never in kernels.json (wrong results by design), bit flags: 1 copies A's image only into the
 // first round of slots, 8 W's chunks likewise, 2 zeroes the LUT (the conversion still runs), 16 skips the
-// converters' shared-memory loads, stores and fence too, 4 skips the wgmmas: what each part of the time is.
+// converters' shared-memory loads, stores and fence too, 32 only their fence, 64 only their image stores, 4
+// skips the wgmmas: what each part of the time is (docs/PERF.md entry 36; 29 = every role only passes the
+// barriers).
 #ifndef F4GEMM_CV_PROBE
 #define F4GEMM_CV_PROBE 0
 #endif
@@ -72,7 +79,9 @@ constexpr int kSpan = F4GEMM_SPAN;
 constexpr int kConvSpan = F4GEMM_CONV_SPAN;
 constexpr int kKStage = 128;  // K per stage = one 128-byte swizzle atom of e5m2 = one W chunk
 constexpr int kSteps = kKStage / 32;
-constexpr int kConsumers = BLOCK_M / 64;
+constexpr int kConsK = F4GEMM_CONS_K;
+constexpr int kRowWGs = BLOCK_M / 64;  // consumer warpgroups per K turn (64 activation rows each)
+constexpr int kConsumers = kRowWGs * kConsK;
 constexpr int kConvWarps = 4 * kConvWG;
 constexpr int kConvThreads = 128 * kConvWG;
 constexpr int kConsumerThreads = 128 * kConsumers;
@@ -94,6 +103,8 @@ constexpr int kRegPool = kWarpGroups * kLaunchRegs - kRegWG0 - kConvWG * kRegCon
 constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 activation rows per consumer WG");
+static_assert(kConsK == 1 || (kConsK == 2 && F4GEMM_SPAN == 1),
+              "K turns of one chain each (K % 256: stage count even)");
 static_assert(BLOCK_N == 64 || BLOCK_N == 128,
               "wgmma N; 256 would need 128 accumulator + 128 chain registers");
 static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
@@ -195,7 +206,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         for (int s = 0; s < kStages; ++s) {
             mbar_init(&bar_full[s], 1);
             mbar_init(&bar_conv[s], kConvThreads);
-            mbar_init(&bar_empty[s], kConsumerThreads);
+            mbar_init(&bar_empty[s], kConsumerThreads / kConsK);  // one K turn's consumers release a stage
         }
         fence_barrier_init();
     }
@@ -354,14 +365,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         return;
     }
 
-    // Consumers: warpgroup c multiplies activation rows [64c, 64c + 64) by the tile's BLOCK_N weight rows.
+    // Consumers: warpgroup c multiplies activation rows [64c, 64c + 64) by the tile's BLOCK_N weight rows,
+    // over the stages of its K turn kq (stages kq * kSpan + j * kConsK * kSpan ..).
     setmaxnreg_inc<kRegConsumer>();
-    const int c = (warp - 4 - kConvWarps) / 4;
+    const int cwg = (warp - 4 - kConvWarps) / 4;
+    const int c = kConsK == 1 ? cwg : cwg % kRowWGs, kq = kConsK == 1 ? 0 : cwg / kRowWGs;
     float acc[kAccRegs];
 #pragma unroll
     for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
     float frag[kSpan][kAccRegs];
-    for (int u0 = 0; u0 < nks; u0 += kSpan) {
+    for (int u0 = kq * kSpan; u0 < nks; u0 += kSpan * kConsK) {
         if (F4GEMM_CV_PROBE & 4) {
 #pragma unroll
             for (int q = 0; q < kSpan; ++q) {
@@ -384,6 +397,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             promote_add(acc, frag[0]);
             mbar_arrive(&bar_empty[u0 % kStages]);
         }
+    }
+
+    if constexpr (kConsK == 2) {
+        // The second turn's accumulators join the first's through the ring, which every role is done with
+        // once both turns have finished (each waited on the conversion of its stages, which waited on their
+        // copies).
+        float* sum = reinterpret_cast<float*>(smem) + c * 128 + threadIdx.x % 128;
+        named_barrier(1, kConsumerThreads);
+        if (kq == 1) {
+#pragma unroll
+            for (int i = 0; i < kAccRegs; ++i) sum[i * kRowWGs * 128] = acc[i];
+        }
+        named_barrier(1, kConsumerThreads);
+        if (kq == 1) return;
+#pragma unroll
+        for (int i = 0; i < kAccRegs; ++i) acc[i] += sum[i * kRowWGs * 128];
     }
 
     // Epilogue: v = acc * 2^(refA-127) * 2^(refW-127), NaN for rows/columns with a NaN scale, then
