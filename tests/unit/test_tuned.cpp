@@ -6,6 +6,7 @@
 #include <array>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -300,23 +301,29 @@ int check_untuned_picks(const Manifest& m, const std::string& table, size_t cell
     return checked;
 }
 
-Manifest built_manifest() {
-    return load_manifest(F4GEMM_SM90A_BUILD_DIR);
+// The manifest this build wrote beside its sm_90a cubins, or nullopt (a build without nvcc has none).
+std::optional<Manifest> built_manifest() {
+    try {
+        return load_manifest(F4GEMM_SM90A_BUILD_DIR);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
 }
 
 }  // namespace
+
+// GTEST_SKIP returns from the function it is written in, so the skip is a macro the tests expand.
+#define F4GEMM_BUILT_MANIFEST_OR_SKIP(m)                                                       \
+    const std::optional<Manifest> m##_loaded = built_manifest();                               \
+    if (!m##_loaded) GTEST_SKIP() << "no built sm_90a manifest in " << F4GEMM_SM90A_BUILD_DIR; \
+    const Manifest& m = *m##_loaded
 
 // "Without the tuned table the selection still picks, on every grid cell M >= 128, a kernel within 10% of the
 // best one in the manifest": tests/data/grid_measured.csv holds every serving-grid cell M >= 128 timed on the
 // five kernels that can serve it. The time model (docs/HEURISTIC.md) was fitted to these times, so this
 // checks that its constants and the rules around it reproduce them; the cells' tuned rows are not used.
 TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnTheGrid) {
-    Manifest m;
-    try {
-        m = built_manifest();
-    } catch (const Error&) {
-        GTEST_SKIP() << "no built sm_90a manifest in " << F4GEMM_SM90A_BUILD_DIR;
-    }
+    F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
     EXPECT_EQ(check_untuned_picks(m, "grid_measured.csv", 20), 40);
 }
 
@@ -327,12 +334,7 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnTheGrid) {
 // (M <= 16), the A pre-pass twin rule, the split rule, half-height tiles (M = 33..64) and the decode kernels
 // where the swap kernel leaves most SMs idle (M <= 64) pick there.
 TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnDecodeCells) {
-    Manifest m;
-    try {
-        m = built_manifest();
-    } catch (const Error&) {
-        GTEST_SKIP() << "no built sm_90a manifest in " << F4GEMM_SM90A_BUILD_DIR;
-    }
+    F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
     EXPECT_EQ(check_untuned_picks(m, "decode_measured.csv", 51), 102);
 }
 
@@ -340,13 +342,7 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnDecodeCells) 
 // exports): every row carries the ABI of its family and the packed weight's B layout, and the selection
 // policy picks what docs/HEURISTIC.md says on the issue's mid-M and large shapes.
 TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
-    const std::string dir = F4GEMM_SM90A_BUILD_DIR;
-    Manifest m;
-    try {
-        m = load_manifest(dir);
-    } catch (const Error&) {
-        GTEST_SKIP() << "no built sm_90a manifest in " << dir;
-    }
+    F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
     int pab = -1, pp = -1, promoted = 0;
     for (size_t i = 0; i < m.kernels.size(); ++i) {
         const KernelConfig& k = m.kernels[i];
@@ -477,7 +473,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // The shipped tuned table (copied beside the manifest by the build): every row names a kernel of this
     // manifest that its mode allows, with a split only where the kernel can split, on the H200's 132 SMs, no
     // shape twice per mode.
-    const TunedTable t = load_tuned(dir + "/f4gemm_bf16_per1x32Fp4_tuned.csv");
+    const TunedTable t =
+        load_tuned(std::string(F4GEMM_SM90A_BUILD_DIR) + "/f4gemm_bf16_per1x32Fp4_tuned.csv");
     ASSERT_FALSE(t.entries.empty());
     std::set<std::tuple<int, int, int, int, int>> shapes;
     for (const TunedEntry& e : t.entries) {
