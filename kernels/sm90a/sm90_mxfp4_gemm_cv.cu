@@ -63,7 +63,7 @@
 // first round of slots, 8 W's chunks likewise, 2 zeroes the LUT (the conversion still runs), 16 skips the
 // converters' shared-memory loads, stores and fence too, 32 only their fence, 64 only their image stores, 4
 // skips the wgmmas: what each part of the time is (docs/PERF.md entry 36; 29 = every role only passes the
-// barriers).
+// barriers). scripts/cv_probes.py builds them.
 #ifndef F4GEMM_CV_PROBE
 #define F4GEMM_CV_PROBE 0
 #endif
