@@ -10,6 +10,7 @@
 #include "f4gemm/bitplane.h"
 #include "f4gemm/frag16s.h"
 #include "f4gemm/kernarg.h"
+#include "sm90_ptx.cuh"
 
 // ---------------------------------------------------------------------------------------------
 // Architecture guard: these kernels use sm_90a-only instructions (wgmma, setmaxnreg). A build for any
@@ -354,6 +355,49 @@ __device__ void exact_tile(const Problem& p, const SplitGeometry& g, int m0, int
                             store_value(p, g, m0 + sm + r, n0 + sn + c, (float)acc[i][j]);
                     }
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row summaries of the packed weight W and the epilogue of the kernels with A on the wgmma M side
+// ---------------------------------------------------------------------------------------------
+// The RowRef of a W row from its group header's summary word (the row's whole K; frag16s_row_ref applies
+// finish_row's rule, so it is what a scan of the padded row would find; rows N .. Np-1 read as "no
+// exponent").
+__device__ __forceinline__ RowRef w_row_ref(uint32_t header_word) {
+    const f4gemm::Frag16sRowRef f = f4gemm::frag16s_row_ref(header_word, kWindow);
+    RowRef rr;
+    rr.ref = f.ref;
+    rr.nan = f.nan;
+    rr.wide = f.wide;
+    return rr;
+}
+
+// Epilogue of a tile whose wgmma accumulator has A rows on M and B rows on N (pp_*, cv_*): rows[0, kRowsA)
+// are the tile's A row words, rows[kRowsA, ..) its B row words; rr0 = this thread's first accumulator row in
+// the tile, t = lane % 4. v = acc * 2^(refA-127) * 2^(refB-127), NaN for rows/columns with a NaN scale, then
+// D = bf16(alpha*v + beta*C) under the (M, N) mask.
+template <int kRowsA, int kAccRegs>
+__device__ __forceinline__ void store_tile_a_on_m(const Problem& p, const SplitGeometry& geo,
+                                                  const float (&acc)[kAccRegs], const uint32_t* rows, int m0,
+                                                  int n0, int rr0, int t) {
+    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
+    const float qnan = __int_as_float(0x7FC00000);
+#pragma unroll
+    for (int i = 0; i < kAccRegs / 4; ++i) {
+        const int col = 8 * i + 2 * t;
+        const uint32_t wb0 = rows[kRowsA + col], wb1 = rows[kRowsA + col + 1];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int rr = rr0 + 8 * h;
+            const uint32_t wa = rows[rr];
+            const int eA = row_ref(wa) - 127;
+            float v0 = ldexpf(acc[4 * i + 2 * h], eA + row_ref(wb0) - 127);
+            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eA + row_ref(wb1) - 127);
+            if ((wa | wb0) & kRowNan) v0 = qnan;
+            if ((wa | wb1) & kRowNan) v1 = qnan;
+            store_pair(p, geo, m0 + rr, n0 + col, v0, v1, pair_ok);
         }
     }
 }

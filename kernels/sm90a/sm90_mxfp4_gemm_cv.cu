@@ -219,14 +219,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             v = rows_a[m0 + i];
         } else {
             const int r = i - BLOCK_M;
-            const f4gemm::Frag16sRowRef f = f4gemm::frag16s_row_ref(
-                __ldg(reinterpret_cast<const uint32_t*>(w_tile + (size_t)(r / 16) * grp_bytes) + r % 16),
-                kWindow);
-            RowRef rr;
-            rr.ref = f.ref;
-            rr.nan = f.nan;
-            rr.wide = f.wide;
-            v = row_word(rr);
+            v = row_word(w_row_ref(
+                __ldg(reinterpret_cast<const uint32_t*>(w_tile + (size_t)(r / 16) * grp_bytes) + r % 16)));
         }
         s_rows[i] = v;
         wide |= (v & kRowWide) != 0;
@@ -295,10 +289,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                         make_lut((int)e - row_ref(s_rows[BLOCK_M + r]), lut_lo, lut_hi);
                         if (e == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
                         uint4 lo, hi;
-                        cvt8_bitplane(x.x, lut_lo, lut_hi, lo.x, hi.x);
-                        cvt8_bitplane(x.y, lut_lo, lut_hi, lo.y, hi.y);
-                        cvt8_bitplane(x.z, lut_lo, lut_hi, lo.z, hi.z);
-                        cvt8_bitplane(x.w, lut_lo, lut_hi, lo.w, hi.w);
+                        cvt32_bitplane(x, lut_lo, lut_hi, lo, hi);
                         store_block_sw128(st + r * 128, j, g, lo, hi);
                     }
                 }
@@ -344,10 +335,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                             make_lut((int)e[q][i] - ref[i], lut_lo, lut_hi);
                             if (e[q][i] == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
                             uint4 lo, hi;
-                            cvt8_bitplane(x[q][i].x, lut_lo, lut_hi, lo.x, hi.x);
-                            cvt8_bitplane(x[q][i].y, lut_lo, lut_hi, lo.y, hi.y);
-                            cvt8_bitplane(x[q][i].z, lut_lo, lut_hi, lo.z, hi.z);
-                            cvt8_bitplane(x[q][i].w, lut_lo, lut_hi, lo.w, hi.w);
+                            cvt32_bitplane(x[q][i], lut_lo, lut_hi, lo, hi);
                             if (!(F4GEMM_CV_PROBE & 64))
                                 store_block_sw128(st[q] + img_off[i], j, g, lo, hi);
                             else  // keep the whole conversion alive
@@ -415,27 +403,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         for (int i = 0; i < kAccRegs; ++i) acc[i] += sum[i * kRowWGs * 128];
     }
 
-    // Epilogue: v = acc * 2^(refA-127) * 2^(refW-127), NaN for rows/columns with a NaN scale, then
-    // D = bf16(alpha*v + beta*C) under the (M, N) mask.
-    const int rr0 = c * 64 + (warp % 4) * 16 + lane / 4, t = lane % 4;
-    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
-    const float qnan = __int_as_float(0x7FC00000);
-#pragma unroll
-    for (int i = 0; i < kAccRegs / 4; ++i) {
-        const int col = 8 * i + 2 * t;
-        const uint32_t wb0 = s_rows[BLOCK_M + col], wb1 = s_rows[BLOCK_M + col + 1];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int rr = rr0 + 8 * h;
-            const uint32_t wa = s_rows[rr];
-            const int eA = row_ref(wa) - 127;
-            float v0 = ldexpf(acc[4 * i + 2 * h], eA + row_ref(wb0) - 127);
-            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eA + row_ref(wb1) - 127);
-            if ((wa | wb0) & kRowNan) v0 = qnan;
-            if ((wa | wb1) & kRowNan) v1 = qnan;
-            store_pair(p, geo, m0 + rr, n0 + col, v0, v1, pair_ok);
-        }
-    }
+    // Epilogue (sm90_common.cuh, pp_*'s): scales, NaN rows and columns, alpha/beta, the (M, N) mask.
+    store_tile_a_on_m<BLOCK_M>(p, geo, acc, s_rows, m0, n0, c * 64 + (warp % 4) * 16 + lane / 4, lane % 4);
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif

@@ -225,13 +225,7 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     // leave it as the scan over the padded row would find it), read by frag16s_row_ref with the scan's rule
     // (finish_row), so the word is the one the plain pre-pass wrote.
     const auto row_ref_of = [&](int r16) {
-        const f4gemm::Frag16sRowRef f =
-            f4gemm::frag16s_row_ref(__ldg(reinterpret_cast<const uint32_t*>(grp) + r16), kWindow);
-        RowRef rr;
-        rr.ref = f.ref;
-        rr.nan = f.nan;
-        rr.wide = f.wide;
-        return rr;
+        return w_row_ref(__ldg(reinterpret_cast<const uint32_t*>(grp) + r16));
     };
     if (lane == 0) w.rows_b[n] = row_word(row_ref_of(part));
     const int ref0 = row_ref_of(gg).ref, ref1 = row_ref_of(gg + 8).ref;
@@ -407,27 +401,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         }
     }
 
-    // Epilogue: v = acc * 2^(refA-127) * 2^(refB-127), NaN for rows/columns with a NaN scale, then
-    // D = bf16(alpha*v + beta*C) under the (M, N) mask.
-    const int rr0 = c * 64 + (warp % 4) * 16 + lane / 4, t = lane % 4;
-    const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
-    const float qnan = __int_as_float(0x7FC00000);
-#pragma unroll
-    for (int i = 0; i < kAccRegs / 4; ++i) {
-        const int col = 8 * i + 2 * t;
-        const uint32_t wb0 = s_rows[BLOCK_M + col], wb1 = s_rows[BLOCK_M + col + 1];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int rr = rr0 + 8 * h;
-            const uint32_t wa = s_rows[rr];
-            const int eA = row_ref(wa) - 127;
-            float v0 = ldexpf(acc[4 * i + 2 * h], eA + row_ref(wb0) - 127);
-            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eA + row_ref(wb1) - 127);
-            if ((wa | wb0) & kRowNan) v0 = qnan;
-            if ((wa | wb1) & kRowNan) v1 = qnan;
-            store_pair(p, geo, m0 + rr, n0 + col, v0, v1, pair_ok);
-        }
-    }
+    // Epilogue (sm90_common.cuh): scales, NaN rows and columns, alpha/beta, the (M, N) mask.
+    store_tile_a_on_m<BLOCK_M>(p, geo, acc, s_rows, m0, n0, c * 64 + (warp % 4) * 16 + lane / 4, lane % 4);
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif

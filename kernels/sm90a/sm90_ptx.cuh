@@ -164,6 +164,17 @@ __device__ __forceinline__ void cvt32(const uint4& x, uint32_t lut_lo, uint32_t 
     cvt8(x.w, lut_lo, lut_hi, lo.w, hi.w);
 }
 
+// cvt32 for a block of bit-plane words (16 bytes of W: words t = 0..3 of one row and block): lo = the e5m2
+// bytes of the words' elements 8t..8t+3, hi = 8t+4..8t+7, the chunks cvt32 gives, so both feed the S side's k
+// order.
+__device__ __forceinline__ void cvt32_bitplane(const uint4& x, uint32_t lut_lo, uint32_t lut_hi, uint4& lo,
+                                               uint4& hi) {
+    cvt8_bitplane(x.x, lut_lo, lut_hi, lo.x, hi.x);
+    cvt8_bitplane(x.y, lut_lo, lut_hi, lo.y, hi.y);
+    cvt8_bitplane(x.z, lut_lo, lut_hi, lo.z, hi.z);
+    cvt8_bitplane(x.w, lut_lo, lut_hi, lo.w, hi.w);
+}
+
 // Block j (of a 128-K atom) of a 128-byte SW128 K-major row: its lo / hi chunks are 16-byte chunks 2 (j % 4)
 // and 2 (j % 4) + 1, stored at chunk index c ^ (row % 8) (`sw`).
 __device__ __forceinline__ void store_block_sw128(uint8_t* dst_row, int j, int sw, const uint4& lo,
