@@ -14,6 +14,7 @@
 // block) (one LUT per 32 elements) in warps that issue nothing else. Design and the estimate it tests:
 // docs/KERNELS_SM90.md ("Where the time goes", open item 2); workspace and launches: docs/ABI_SM90.md.
 #include "f4gemm/frag16s.h"
+#include "f4gemm/weight.h"
 #include "sm90_a_prepass.cuh"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
@@ -105,9 +106,14 @@ constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPoo
 static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 activation rows per consumer WG");
 static_assert(kConsK == 1 || (kConsK == 2 && F4GEMM_SPAN == 1),
               "K turns of one chain each (K % 256: stage count even)");
-static_assert(BLOCK_N == 64 || BLOCK_N == 128,
+static_assert(BLOCK_N == 64 || BLOCK_N == 80 || BLOCK_N == 128,
               "wgmma N; 256 would need 128 accumulator + 128 chain registers");
-static_assert(256 % BLOCK_M == 0 && 256 % BLOCK_N == 0, "tiles divide the host's 256-row padding");
+static_assert(256 % BLOCK_M == 0, "tiles divide the host's 256-row padding of A");
+// W's rows are padded to F4GEMM_W_ROW_PAD: a tile width that does not divide it (80: N = 10240 in 128 tiles)
+// leaves the last tile groups past W's end, which are neither copied nor converted (zero image rows, outputs
+// past N never stored).
+constexpr bool kWholeGroups = (int)F4GEMM_W_ROW_PAD % BLOCK_N == 0;
+static_assert(kWholeGroups || !kEven, "the even converter path converts every group");
 static_assert(kTasks >= 1 && (kEven || kConvSpan == 1),
               "uneven task counts: one stage per converter iteration");
 static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
@@ -201,6 +207,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t* rows_a = reinterpret_cast<const uint32_t*>(ws + (size_t)geo.Mr * p.K);
     const size_t grp_bytes = f4gemm::frag16s_group_bytes(p.K);
     const uint8_t* w_tile = p.B + (size_t)(n0 / 16) * grp_bytes;  // the tile's first 16-row group of W
+    constexpr int kRowPad = (int)F4GEMM_W_ROW_PAD;
+    const int groups =  // the tile's 16-row groups that W has
+        kWholeGroups ? kGroups : min(kGroups, ((p.N + kRowPad - 1) / kRowPad * kRowPad - n0) / 16);
 
     if (tid == 0) {
         for (int s = 0; s < kStages; ++s) {
@@ -220,7 +229,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         } else {
             const int r = i - BLOCK_M;
             v = row_word(w_row_ref(
-                __ldg(reinterpret_cast<const uint32_t*>(w_tile + (size_t)(r / 16) * grp_bytes) + r % 16)));
+                r / 16 < groups
+                    ? __ldg(reinterpret_cast<const uint32_t*>(w_tile + (size_t)(r / 16) * grp_bytes) + r % 16)
+                    : 0u));
         }
         s_rows[i] = v;
         wide |= (v & kRowWide) != 0;
@@ -242,13 +253,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 uint8_t* dst = smem + slot * kStageBytes;
                 const bool a = !(F4GEMM_CV_PROBE & 1) || s < kStages,
                            w = !(F4GEMM_CV_PROBE & 8) || s < kStages;
-                mbar_arrive_expect_tx(&bar_full[slot], (a ? kAImgBytes : 0) + (w ? kRawBytes : 0));
+                mbar_arrive_expect_tx(&bar_full[slot],
+                                      (a ? kAImgBytes : 0) + (w ? groups * (int)F4GEMM_FRAG16S_CHUNK : 0));
                 if (a)
                     bulk_copy_g2s(dst + kOffAImg, a_src + (size_t)s * kAImgBytes, kAImgBytes,
                                   &bar_full[slot]);
 #pragma unroll
                 for (int G = 0; G < kGroups; ++G)
-                    if (w)
+                    if (w && G < groups)
                         bulk_copy_g2s(
                             dst + kOffRaw + G * F4GEMM_FRAG16S_CHUNK,
                             w_tile + G * grp_bytes + F4GEMM_FRAG16S_HEAD + (size_t)s * F4GEMM_FRAG16S_CHUNK,
@@ -282,14 +294,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                     const int q = q0 + kConvWarps * i;  // warp-uniform
                     if (q < kWarpTasks) {
                         const int G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
-                        const uint8_t* chunk = st + kOffRaw + G * F4GEMM_FRAG16S_CHUNK;
-                        const uint4 x = *reinterpret_cast<const uint4*>(chunk + h * 512 + j * 128 + 16 * g);
-                        const uint32_t e = chunk[1024 + 4 * (8 * h + g) + j];
-                        uint32_t lut_lo, lut_hi;
-                        make_lut((int)e - row_ref(s_rows[BLOCK_M + r]), lut_lo, lut_hi);
-                        if (e == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
-                        uint4 lo, hi;
-                        cvt32_bitplane(x, lut_lo, lut_hi, lo, hi);
+                        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;  // rows past W's end: zeros
+                        if (kWholeGroups || G < groups) {                // warp-uniform
+                            const uint8_t* chunk = st + kOffRaw + G * F4GEMM_FRAG16S_CHUNK;
+                            const uint4 x =
+                                *reinterpret_cast<const uint4*>(chunk + h * 512 + j * 128 + 16 * g);
+                            const uint32_t e = chunk[1024 + 4 * (8 * h + g) + j];
+                            uint32_t lut_lo, lut_hi;
+                            make_lut((int)e - row_ref(s_rows[BLOCK_M + r]), lut_lo, lut_hi);
+                            if (e == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
+                            cvt32_bitplane(x, lut_lo, lut_hi, lo, hi);
+                        }
                         store_block_sw128(st + r * 128, j, g, lo, hi);
                     }
                 }
