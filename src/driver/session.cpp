@@ -300,18 +300,19 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             }
         }
     }
-    // Decode kernels where the swap kernel leaves most SMs idle (M <= 64; N <= 8448 unsplit: 64 tiles of 128
-    // rows or fewer on 132 SMs): its CTAs, splits included, fill at most half of the CTA slots, while the dec
-    // kernels' 16-row tiles of the same rows give the SMs twice as many CTAs (per 16 rows of M). The decode
-    // model picks among them. Measured (PERF.md entries 32, 34): 32 x 4096 x 4096 29.2 us on the swap
-    // kernel, 12.7 on dec_16x64_m2; 32 x 8192 x 8192 39.1 unsplit (34.7 in 2) against 32.7; 64 x 4096 x
-    // 4096 22.0 on the half-height swap kernel against 19.3; the swap kernel stays the best from 80 tiles (N
-    // = 10240) up.
+    // Decode kernels where the swap kernel leaves many SMs idle (M <= 64; N <= 11264 unsplit: 88 tiles of 128
+    // rows or fewer on 132 SMs): its CTAs, splits included, fill at most two thirds of the CTA slots, while
+    // the dec kernels' tiles of the same rows (16 or 32 activation rows, 32 to 80 weight rows) fill them. The
+    // decode model picks among them. Measured (PERF.md entries 32, 34, 37): 32 x 4096 x 4096 29.2 us on the
+    // swap kernel, 12.7 on dec_16x64_m2; 32 x 8192 x 8192 39.1 unsplit (34.7 in 2) against 27.2 on
+    // dec_32x64_w8; 64 x 4096 x 4096 22.0 on the half-height swap kernel against 16.9; 80 tiles (N = 10240):
+    // 32 x 10240 x 8192 39.0 against 32.7 on dec_32x80_w8, and 64 x 5120 x 5120 25.7 on the half-height swap
+    // kernel (80 CTAs) against 22.9; the swap kernel stays the best from 108 tiles (N = 13824) up.
     if (ours && h.index >= 0 && q.log2_k_split == 0 && q.num_cu > 0) {
         const KernelConfig& kc = m.kernels[size_t(h.index)];
         const long ctas = tiles_of(kc, q) << h.log2_k_split, slots = cta_slots(kc, q);
         if (q.m <= 64 && decode_cost(kc, q) <= 0 && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 &&
-            2 * ctas <= slots) {
+            3 * ctas <= 2 * slots) {
             if (const auto [best, best_cost] = cheapest_decode(); best >= 0) {
                 steps.push_back({best, 1, true,
                                  fmt::format("decode kernels: {} CTAs of {} fill {} of {} CTA slots; decode "

@@ -397,12 +397,14 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // tiles sized to the SM count: 128 tiles of 80 rows at N = 10240, two rounds of 112-row tiles at 28672
     EXPECT_EQ(pick(m, 1, 10240, 8192), "f4gemm_sm90a_dec_16x80_w12");
     EXPECT_EQ(pick(m, 16, 28672, 8192), "f4gemm_sm90a_dec_16x112_w12");
-    // M = 17..32: the dec kernels where the swap kernel's CTAs fill at most half of the SMs (64 tiles at N =
-    // 8192, K too short to split), the swap kernel from 80 tiles up and at M > 32
-    EXPECT_EQ(pick(m, 32, 8192, 8192), "f4gemm_sm90a_dec_16x64_m2");
+    // M = 17..32: the dec kernels where the swap kernel's CTAs fill at most two thirds of the SMs (64 tiles
+    // at N = 8192, K too short to split; 80 at N = 10240), the 32-row ones where their tiles fill the SMs in
+    // one round, the swap kernel from 108 tiles up and where it splits
+    EXPECT_EQ(pick(m, 32, 8192, 8192), "f4gemm_sm90a_dec_32x64_w8");
     EXPECT_EQ(pick(m, 32, 4096, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
     EXPECT_EQ(pick(m, 17, 1024, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
-    EXPECT_EQ(pick(m, 32, 10240, 8192), "f4gemm_sm90a_ws_swap_32x128_fs");
+    EXPECT_EQ(pick(m, 32, 10240, 8192), "f4gemm_sm90a_dec_32x80_w8");
+    EXPECT_EQ(pick(m, 32, 13824, 5120), "f4gemm_sm90a_ws_swap_32x128_fs");
     EXPECT_EQ(pick(m, 32, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");  // split 2: 128 CTAs
     // M = 33..64: the A pre-pass tile where its 128-row tiles fill more than half of the SMs, the swap kernel
     // (split by the split rule) where they do not, the 32-row swap tile where even that leaves half idle, and
@@ -414,7 +416,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // table)
     EXPECT_EQ(pick(m, 64, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");
     EXPECT_EQ(pick(m, 64, 8192, 8192), "f4gemm_sm90a_ws_swap_32x128_fs");
-    EXPECT_EQ(pick(m, 64, 4096, 4096), "f4gemm_sm90a_dec_16x64_m2");
+    EXPECT_EQ(pick(m, 64, 4096, 4096), "f4gemm_sm90a_dec_32x64_w8");
+    EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x80_w8");  // 80 CTAs of the 32-row swap tile
     Selection hh;
     pick(m, 64, 4096, 14336, false, &hh);  // the 32-row tile splits down to 4096 of K: 2 x 64 CTAs
     EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
@@ -455,6 +458,14 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         EXPECT_NE(steps_of(64, 16384, 16384, Accum::Promoted, &why_sel)
                       .find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"),
                   std::string::npos);
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x128_p");
+        // the time model between the two converter tiles: the 80-row one where both take one round (N =
+        // 10240: 128 tiles against 80), the 128-row one where the 80-row tiles take a round more (16384,
+        // 28672)
+        const std::string wide = steps_of(48, 10240, 8192, Accum::Promoted, &why_sel);
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x80_p");
+        EXPECT_NE(wide.find("time model: "), std::string::npos) << wide;
+        steps_of(64, 28672, 8192, Accum::Promoted, &why_sel);
         EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x128_p");
     }
     // The promoted kernels (accum column), when the build has them: a promoted request runs one where the
