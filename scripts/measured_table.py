@@ -5,7 +5,9 @@ candidate the screen dropped, its screening time (screen 1). A later log's row r
 (M, N, K, kernel, split). Rows are written sorted; the header comment is the caller's (--comment, one line per '#').
 
 Usage: scripts/measured_table.py LOG [LOG ...] [--min-m M] [--max-m M] [--exclude REGEX] [--exclude-shape MxNxK ...]
-       [--comment TEXT] -o OUT.csv
+       [--rename OLD=NEW ...] [--comment TEXT] -o OUT.csv
+--rename gives a kernel timed under a lab name the name it ships under (applied after --exclude, which sees the
+lab names).
 Example (tests/data/decode_measured.csv, session 10):
   scripts/measured_table.py docs/results/2026-12-01c/tune_sk.log --max-m 16 --exclude '_sk\\.cubin' -o a.csv
   scripts/measured_table.py docs/results/2026-12-01c/tune_mid.log --min-m 32 --exclude 'ws_swap_32x128_fs_p' -o b.csv
@@ -17,7 +19,7 @@ import sys
 LINE = re.compile(r"\[f4gemm\]\s+(\d+)x(\d+)x(\d+) (\S+\.cubin)\s+split (\d+):\s+([\d.]+) us( screen)?")
 
 
-def read_log(path, rows, min_m, max_m, exclude, shapes=()):
+def read_log(path, rows, min_m, max_m, exclude, shapes=(), rename=None):
     n = 0
     with open(path) as f:
         for line in f:
@@ -30,6 +32,7 @@ def read_log(path, rows, min_m, max_m, exclude, shapes=()):
                 continue
             if f"{mm}x{nn}x{kk}" in shapes:
                 continue
+            kernel = (rename or {}).get(kernel, kernel)
             rows[(mm, nn, kk, kernel, split)] = (us, screen)
             n += 1
     return n
@@ -43,12 +46,21 @@ def main(argv=None):
     ap.add_argument("--exclude", default="", help="regex on the code object's name")
     ap.add_argument("--exclude-shape", action="append", default=[], metavar="MxNxK",
                     help="leave out a cell (repeatable): one whose pick the logs did not time")
+    ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                    help="a code object's lab name and the name it ships under (repeatable)")
     ap.add_argument("--comment", default="", help="header comment (lines split on '\\n')")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
+    rename = {}
+    for r in a.rename:
+        old, sep, new = r.partition("=")
+        if not sep or not old or not new:
+            print(f"measured_table.py: --rename '{r}': pass OLD=NEW (two code object names)", file=sys.stderr)
+            return 2
+        rename[old] = new
     rows = {}
     for path in a.logs:
-        if read_log(path, rows, a.min_m, a.max_m, a.exclude, set(a.exclude_shape)) == 0:
+        if read_log(path, rows, a.min_m, a.max_m, a.exclude, set(a.exclude_shape), rename) == 0:
             print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
                   "pass an `f4gemm tune` log", file=sys.stderr)
             return 1

@@ -44,6 +44,11 @@ def test_a_file_without_timing_lines_is_an_error(script, tmp_path, capsys):
     assert "no tune timing lines in" in capsys.readouterr().err
 
 
+def _rows(path):
+    with open(path) as f:
+        return [line.rstrip("\n") for line in f if line.strip() and not line.startswith(("#", "M,"))]
+
+
 def test_the_decode_table_is_its_logs(script, tmp_path):
     """tests/data/decode_measured.csv holds exactly the rows its header's two commands write from the device logs
     kept in docs/results (no row edited by hand)."""
@@ -52,19 +57,44 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     assert script.main([os.path.join(res, "2026-12-01c", "tune_sk.log"), os.path.join(res, "2026-12-01d", "tune_dec.log"),
                         os.path.join(res, "2026-12-01d", "tune_dec_extra.log"),
-                        os.path.join(res, "2026-12-01e", "tune_other.log"), "--max-m", "16",
-                        "--exclude", r"_sk\.cubin|dec_16x80_w16", "-o", str(a)]) == 0
+                        os.path.join(res, "2026-12-01e", "tune_other.log"),
+                        os.path.join(res, "2026-12-01g", "tune_m16_14.log"), "--max-m", "16",
+                        "--exclude", r"_sk\.cubin|dec_16x80_w16|dec_32x112_w8|dec_32x32_w12", "-o", str(a)]) == 0
     assert script.main([os.path.join(res, "2026-12-01e", "tune_mid12.log"), os.path.join(res, "2026-12-01e", "tune_other.log"),
                         os.path.join(res, "2026-12-01f", "tune_mid13.log"),
-                        os.path.join(res, "2026-12-01f", "tune_other13.log"), "--min-m", "17", "-o", str(b)]) == 0
+                        os.path.join(res, "2026-12-01f", "tune_other13.log"),
+                        os.path.join(res, "2026-12-01g", "tune_mid14.log"), "--min-m", "17",
+                        "--exclude", "dec_32x112_w8|dec_32x32_w12|dec_16x80_w16", "-o", str(b)]) == 0
+    table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
+    assert table == _rows(a) + _rows(b)
+    assert len(table) == 1585
 
-    def rows(path):
-        with open(path) as f:
-            return [line.rstrip("\n") for line in f if line.strip() and not line.startswith(("#", "M,"))]
 
-    table = rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
-    assert table == rows(a) + rows(b)
-    assert len(table) == 1463
+def test_the_grid_table_is_its_logs(script, tmp_path):
+    """tests/data/grid_measured.csv likewise: its header's command over the logs in docs/results, the lab name of
+    cv_128x80_p renamed to the shipped one."""
+    root = os.path.join(os.path.dirname(_SCRIPT), "..")
+    res = os.path.join(root, "docs", "results")
+    out = tmp_path / "g.csv"
+    assert script.main([os.path.join(res, "2026-12-01b", "tune_all5.log"),
+                        os.path.join(res, "2026-12-01e", "tune_pab128p.log"),
+                        os.path.join(res, "2026-12-01g", "tune6.log"),
+                        "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin",
+                        "--rename", "f4gemm_sm90a_cv_128x80_p_c2.cubin=f4gemm_sm90a_cv_128x80_p.cubin",
+                        "-o", str(out)]) == 0
+    table = _rows(os.path.join(root, "tests", "data", "grid_measured.csv"))
+    assert table == _rows(out)
+    assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,46.5,0" in table
+
+
+def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):
+    a, out = tmp_path / "a.log", tmp_path / "t.csv"
+    a.write_text(LOG2)
+    assert script.main([str(a), "--rename", "f4gemm_sm90a_dec_16x64_m2.cubin=f4gemm_sm90a_new.cubin",
+                        "-o", str(out)]) == 0
+    assert "1,8192,8192,f4gemm_sm90a_new.cubin,0,15.9,0" in out.read_text()
+    assert script.main([str(a), "--rename", "no_equals_sign", "-o", str(out)]) == 2
+    assert "--rename 'no_equals_sign': pass OLD=NEW" in capsys.readouterr().err
 
 
 def test_exclude_shape_leaves_a_cell_out(script, tmp_path):

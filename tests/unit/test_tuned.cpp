@@ -362,11 +362,13 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
                 EXPECT_EQ(k.max_m, 64) << k.knl_name;
                 EXPECT_EQ(k.min_m, 33) << k.knl_name;
             }
-        } else if (has("_cv_")) {  // converter warpgroups: batched decode (M = 33..64), promoted only
+        } else if (has("_cv_")) {  // converter warpgroups, promoted only: batched decode (M = 33..64) with 64
+                                   // activation rows per CTA, M = 128..256 with 128
             EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
             EXPECT_EQ(k.accum, Accum::Promoted) << k.knl_name;
-            EXPECT_EQ(k.max_m, 64) << k.knl_name;
-            EXPECT_EQ(k.min_m, 33) << k.knl_name;
+            EXPECT_EQ(k.max_m, k.tile_m == 64 ? 64 : 256) << k.knl_name;
+            EXPECT_EQ(k.min_m, k.tile_m == 64 ? 33 : 128) << k.knl_name;
+            EXPECT_GT(k.cost_wave_k, 0.0) << k.knl_name << ": the time model chooses among the cv tiles";
         } else if (has("_pp_")) {
             if (exact) pp = int(i);
             EXPECT_EQ(k.abi, KernelAbi::Sm90pp1) << k.knl_name;
