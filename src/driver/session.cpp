@@ -102,6 +102,28 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     if (ours)
         std::stable_sort(order.begin(), order.end(),
                          [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
+    // The A pre-pass tiles (sm90pa1) cannot split K. Where a narrower one of the same height (the cv kernels'
+    // 64- and 80-row tiles) fills more than half of the CTA slots in one wave, the sm90pa1 tiles stay and the
+    // time model chooses among them (measured, PERF.md entry 37: 64 x 8192 x 28672 promoted, cv_64x64_p 93.3
+    // us against 104.4 for the swap kernel in 2 splits; 64 x 8192 x 8192 31.1 against 39.4 for the
+    // half-height swap tile); where none does, they yield to a split-capable swap kernel of the same height
+    // (below).
+    const auto offered = [&](const KernelConfig& c) { return in_pool(c) && offered_for_m(c, q.m); };
+    const auto narrower_fills = [&](const KernelConfig& o) {
+        for (const KernelConfig& c : m.kernels) {
+            if (!offered(c) || c.abi != KernelAbi::Sm90pa1 || c.tile_m != o.tile_m || c.tile_n >= o.tile_n ||
+                predicted_us(c, q) <= 0)
+                continue;
+            const long tiles = tiles_of(c, q), slots = cta_slots(c, q);
+            if (2 * tiles > slots && tiles <= slots) return true;
+        }
+        return false;
+    };
+    const auto same_height = [&](const KernelConfig& o, auto&& pred) {
+        return std::any_of(m.kernels.begin(), m.kernels.end(), [&](const KernelConfig& c) {
+            return offered(c) && c.tile_m == o.tile_m && pred(c);
+        });
+    };
     for (const size_t i : order) {
         if (over_max_m(m.kernels[i])) {
             steps.push_back(
@@ -121,6 +143,28 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                                  std::to_string(cover) +
                                  ", the smallest tile covering M (f4gemm sm_90a policy)"});
             continue;
+        }
+        // A narrow sm90pa1 tile (a wider one of the same height exists) whose tiles fill at most half of the
+        // CTA slots, where a split-capable swap kernel of its height is offered and no narrower sm90pa1 tile
+        // fills more: not a candidate (the 128-row tile yields to its swap twin in the twin rule below).
+        if (ours && q.num_cu > 0) {
+            const KernelConfig& kc = m.kernels[i];
+            const long tiles = tiles_of(kc, q), slots = cta_slots(kc, q);
+            if (kc.abi == KernelAbi::Sm90pa1 && 2 * tiles <= slots &&
+                same_height(kc,
+                            [&](const KernelConfig& c) {
+                                return c.abi == KernelAbi::Sm90pa1 && c.tile_n > kc.tile_n;
+                            }) &&
+                same_height(kc,
+                            [&](const KernelConfig& c) { return c.abi == KernelAbi::Sm90v1 && c.split_k; }) &&
+                !narrower_fills(kc)) {
+                steps.push_back({int(i), 0, false,
+                                 "skip: " + std::to_string(tiles) + " tiles fill at most half of the " +
+                                     std::to_string(slots) +
+                                     " CTA slots and it cannot split K; a swap kernel of its height can "
+                                     "(f4gemm sm_90a policy)"});
+                continue;
+            }
         }
         // Variants of one tile (pre-pass vs on-the-fly, bit-plane vs plain B): aiter's rule sees exact
         // ties and, being non-transitive, would pick by list position in ways that change with the
@@ -142,8 +186,10 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 // its tiles fill at most half of the CTA slots: the split rule below can then fill the SMs
                 // (measured, PERF.md entry 33: 64 x 8192 x 28672 promoted, pab_64x128_p 145 us, the swap
                 // kernel in 2 splits 104).
+                // Not where a narrower sm90pa1 tile of the same height fills more than half of the slots in
+                // one wave (below): the time model then chooses among the sm90pa1 tiles.
                 if (o.abi == KernelAbi::Sm90pa1 && kc.abi == KernelAbi::Sm90v1 && kc.split_k &&
-                    q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q)) {
+                    q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q) && !narrower_fills(o)) {
                     steps.push_back(
                         {*twin, 0, false,
                          "skip: " + std::to_string(tiles_of(o, q)) + " tiles fill at most half of the " +

@@ -438,24 +438,43 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_NE(steps_of(1, 8192, 8192, Accum::Exact, &why_sel).find("decode model: "), std::string::npos);
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x64_w12");
     EXPECT_EQ(why_sel.log2_k_split, 0);
+    // The split rule: 64 tiles of the 32-row swap kernel at N = 8192 split K = 28672 in two.
+    const std::string split = steps_of(32, 8192, 28672, Accum::Exact, &why_sel);
+    EXPECT_NE(split.find("split-K 2: 64 tiles fill 64 of 132 CTA slots, 128 with the split"),
+              std::string::npos)
+        << split;
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
+    EXPECT_EQ(why_sel.log2_k_split, 1);
+    // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs; K =
+    // 8192 would leave 4096 per split, below the rule's 8192, and aiter's rule takes the 32-row swap tile
+    // (128 CTAs).
+    const std::string half = steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
+    EXPECT_NE(half.find("64 tiles fill at most half of the 132 CTA slots and it cannot split K"),
+              std::string::npos)
+        << half;
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
+    EXPECT_EQ(why_sel.log2_k_split, 0);
     if (promoted) {
-        const std::string why = steps_of(64, 8192, 28672, Accum::Promoted, &why_sel);
-        EXPECT_NE(why.find("split-K 2: 64 tiles fill 64 of 132 CTA slots, 128 with the split"),
-                  std::string::npos)
-            << why;
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_64x128_fs_p");
-        EXPECT_EQ(why_sel.log2_k_split, 1);
-        EXPECT_NE(why.find("64 tiles fill at most half of the 132 CTA slots and it cannot split K"),
-                  std::string::npos)
-            << why;
-        // K = 8192 would leave 4096 per split: below the rule's 8192, so no split; the 64 CTAs fill half of
-        // the SMs, so the 32-row swap kernel (exact, within the promoted bound) runs 128
-        const std::string half = steps_of(64, 8192, 8192, Accum::Promoted, &why_sel);
+        // Promoted, N = 8192: the converter kernel's 64-row tiles fill the SMs (128 tiles), so the A pre-pass
+        // tiles stay and the time model takes cv_64x64_p (93.3 us against 104.4 for the swap kernel in 2
+        // splits, PERF.md entry 37); at N = 4096 they fill half and yield as in the exact mode.
+        const std::string cv = steps_of(64, 8192, 28672, Accum::Promoted, &why_sel);
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x64_p");
         EXPECT_EQ(why_sel.log2_k_split, 0);
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
-        EXPECT_NE(half.find("half-height tiles: 64 CTAs of f4gemm_sm90a_ws_swap_64x128_fs_p"),
+        EXPECT_NE(cv.find("time model: "), std::string::npos) << cv;
+        EXPECT_EQ(cv.find("it cannot split K"), std::string::npos) << cv;
+        steps_of(64, 8192, 8192, Accum::Promoted, &why_sel);
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x64_p");
+        const std::string small = steps_of(64, 4096, 4096, Accum::Promoted, &why_sel);
+        EXPECT_NE(
+            small.find("64 tiles fill at most half of the 132 CTA slots and it cannot split K; a swap kernel "
+                       "of its height can"),
+            std::string::npos)
+            << small;
+        EXPECT_NE(small.find("half-height tiles: 32 CTAs of f4gemm_sm90a_ws_swap_64x128_fs_p"),
                   std::string::npos)
-            << half;
+            << small;
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x64_w8");
         // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority)
         EXPECT_NE(steps_of(64, 16384, 16384, Accum::Promoted, &why_sel)
                       .find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"),
