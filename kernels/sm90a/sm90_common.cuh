@@ -10,6 +10,7 @@
 #include "f4gemm/bitplane.h"
 #include "f4gemm/frag16s.h"
 #include "f4gemm/kernarg.h"
+#include "f4gemm/weight.h"
 #include "sm90_ptx.cuh"
 
 // ---------------------------------------------------------------------------------------------
@@ -372,6 +373,16 @@ __device__ __forceinline__ RowRef w_row_ref(uint32_t header_word) {
     rr.nan = f.nan;
     rr.wide = f.wide;
     return rr;
+}
+
+// The 16-row groups of W that a tile of kTileN weight rows starting at row n0 reads: all of them where kTileN
+// divides W's row padding (F4GEMM_W_ROW_PAD, as w_n_pad does on the host); the last tile of an 80- or 112-row
+// kernel (dec_*, cv_*) reaches past W's padded end and reads only the groups before it.
+template <int kTileN>
+__device__ __forceinline__ int w_tile_groups(int n, int n0) {
+    constexpr int kRowPad = (int)F4GEMM_W_ROW_PAD;
+    return kRowPad % kTileN == 0 ? kTileN / 16
+                                 : min(kTileN / 16, ((n + kRowPad - 1) / kRowPad * kRowPad - n0) / 16);
 }
 
 // Epilogue of a tile whose wgmma accumulator has A rows on M and B rows on N (pp_*, cv_*): rows[0, kRowsA)

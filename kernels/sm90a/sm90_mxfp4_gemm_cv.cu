@@ -207,9 +207,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t* rows_a = reinterpret_cast<const uint32_t*>(ws + (size_t)geo.Mr * p.K);
     const size_t grp_bytes = f4gemm::frag16s_group_bytes(p.K);
     const uint8_t* w_tile = p.B + (size_t)(n0 / 16) * grp_bytes;  // the tile's first 16-row group of W
-    constexpr int kRowPad = (int)F4GEMM_W_ROW_PAD;
-    const int groups =  // the tile's 16-row groups that W has
-        kWholeGroups ? kGroups : min(kGroups, ((p.N + kRowPad - 1) / kRowPad * kRowPad - n0) / 16);
+    const int groups = w_tile_groups<BLOCK_N>(p.N, n0);           // the tile's 16-row groups that W has
 
     if (tid == 0) {
         for (int s = 0; s < kStages; ++s) {

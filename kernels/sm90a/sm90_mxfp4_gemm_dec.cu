@@ -135,13 +135,9 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     const int g = lane >> 2, t = lane & 3;
     const long grp = (long)f4gemm::frag16s_group_bytes(p.K);  // bytes per 16-row group of B (frag16s)
     const uint8_t* bgroup = p.B + (long)(n0 / 16) * grp;
-    // Groups of this tile inside W (whose N is padded to F4GEMM_W_ROW_PAD, as w_n_pad does in int): all of
-    // them where TILE_N divides the padding; the last tile of a TILE_N = 80 or 112 kernel can reach past W's
-    // end, and copies only the groups W has (the others' slots hold stale bytes whose outputs lie beyond N
-    // and are never stored).
-    constexpr int kRowPad = (int)F4GEMM_W_ROW_PAD;
-    const int groups =
-        kRowPad % TILE_N == 0 ? kR : min(kR, ((p.N + kRowPad - 1) / kRowPad * kRowPad - n0) / 16);
+    // Groups of this tile inside W (w_tile_groups): the last tile of a TILE_N = 80 or 112 kernel copies only
+    // the groups W has (the others' slots hold stale bytes whose outputs lie beyond N and are never stored).
+    const int groups = w_tile_groups<TILE_N>(p.N, n0);
 
     if (lane == 0) {
 #pragma unroll

@@ -112,7 +112,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     const auto narrower_fills = [&](const KernelConfig& o) {
         for (const KernelConfig& c : m.kernels) {
             if (!offered(c) || c.abi != KernelAbi::Sm90pa1 || c.tile_m != o.tile_m || c.tile_n >= o.tile_n ||
-                predicted_us(c, q) <= 0)
+                c.cost_wave_k <= 0)
                 continue;
             const long tiles = tiles_of(c, q), slots = cta_slots(c, q);
             if (2 * tiles > slots && tiles <= slots) return true;
