@@ -46,6 +46,10 @@ GRIDS = {"serving": [(m, n, k) for (n, k) in SERVING_NK for m in (1, 16, 32, 64,
                                                   (5120, 5120), (1024, 4096)) for m in (1, 16, 32, 64)]}
 
 
+# A 70B-class layer's four projections (N x K): QKV, O, gate+up, down, run in this order by --chain.
+LAYER_NK = ((10240, 8192), (8192, 8192), (28672, 8192), (8192, 28672))
+CHAIN_M = (1, 16, 32, 64, 128)
+
 ACCUMS = ("exact", "promoted")
 ACCUM_CODE = {"exact": 0, "promoted": 1}  # F4GEMM_ACCUM_EXACT, F4GEMM_ACCUM_PROMOTED (include/f4gemm/f4gemm.h)
 PEERS = ["cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
@@ -156,10 +160,15 @@ class F4gemm:
                                    ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
         L.f4gemm_quantize.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                       ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
+        L.f4gemm_set_pdl.argtypes = [ctypes.c_void_p, ctypes.c_int]
         self.h = L.f4gemm_open(co_dir.encode() if co_dir else None, 0)
         if not self.h:
             raise RuntimeError("f4gemm_open: " + L.f4gemm_last_error().decode())
         self.kernels = [L.f4gemm_kernel_name(self.h, i).decode() for i in range(L.f4gemm_num_kernels(self.h))]
+
+    def set_pdl(self, on):
+        """Programmatic dependent launch for this handle's GEMMs (f4gemm_set_pdl)."""
+        self._err(self.lib.f4gemm_set_pdl(self.h, 1 if on else 0), "f4gemm_set_pdl")
 
     def info(self, i):
         tm, tn, sk = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
@@ -418,6 +427,80 @@ def bench_quantizer(f4, copy_gbs, reps, out_dir):
         json.dump({"copy_gbs": copy_gbs, "rows": rows}, f, indent=1)
 
 
+def bench_chain(lib, co_dir, floor, reps, modes, ms, out_dir):
+    """A layer's four GEMMs (LAYER_NK) in one graph, chained on one stream, with plain launches and with programmatic
+    dependent launch (f4gemm_set_pdl), beside the same four of cuBLASLt FP8 and the four read floors. Issue 17's
+    optional item: reported apart from the single-GEMM numbers."""
+    plain, early = F4gemm(lib, co_dir), F4gemm(lib, co_dir)
+    early.set_pdl(True)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(99)
+    one = torch.ones((), device="cuda")
+    out = []
+    print(f"\nchain: the layer's four GEMMs {' -> '.join(f'{n}x{k}' for n, k in LAYER_NK)} "
+          f"us per chain, median of {reps}", flush=True)
+    print(f"{'M':>5} {'accum':<8} {'plain':>8} {'pdl':>8} {'pdl/plain':>9} {'fp8':>8} {'floor':>8}"
+          f" {'pdl/floor':>9} {'fp8/pdl':>8} spread(plain,pdl)  kernels", flush=True)
+    for m in ms:
+        ops, ds = [], []
+        for (n, k) in LAYER_NK:
+            a, sa = make_mx(m, k, gen)
+            b, sb = make_mx(n, k, gen)
+            o = {"w": plain.pack_weight(b, sb, n, k)}
+            o["a_op"], o["sa_op"] = plain.operand(a, sa, m, k)
+            ops.append(o)
+            ds.append(torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device="cuda"))
+        fp8 = [(torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn),
+                torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)) for (n, k) in LAYER_NK]
+        rd = [torch.full((in_bytes(m, n, k) // 16 * 16,), 0x5A, dtype=torch.uint8, device="cuda")
+              for (n, k) in LAYER_NK] if floor else []
+        for mode in modes:
+            picks = [plain.select(m, n, k, mode) for (n, k) in LAYER_NK]
+
+            def chain(f4, picks=picks, mode=mode):
+                for (n, k), (kern, l2), o, d in zip(LAYER_NK, picks, ops, ds):
+                    f4.gemm(kern, l2, m, n, k, o, d, mode)
+            # The same bits both ways (each GEMM's operands are its own, so only the launches differ).
+            chain(plain)
+            torch.cuda.synchronize()
+            want = [d[:m].clone() for d in ds]
+            for d in ds:
+                d.fill_(float("nan"))
+            chain(early)
+            torch.cuda.synchronize()
+            same = all(torch.equal(w, d[:m]) for w, d in zip(want, ds))
+            systems = {"plain": lambda i: chain(plain), "pdl": lambda i: chain(early),
+                       "fp8": lambda i: [torch._scaled_mm(x, y.t(), one, one, out_dtype=torch.bfloat16) for x, y in fp8]}
+            if floor:
+                systems["floor"] = lambda i: [floor.read(r) for r in rd]
+            # 8 chains per graph: the layer's weights (~310 MB in MXFP4) are 5x the L2, so no chain finds the one
+            # before it in the cache.
+            timers = {name: time_graph(fn, 1, 8) for name, fn in systems.items()}
+            times = {name: [] for name in timers}
+            for _ in range(reps):
+                for name, once in timers.items():
+                    times[name].append(once())
+            med = {name: statistics.median(ts) for name, ts in times.items()}
+            spread = {name: (max(ts) - min(ts)) / med[name] for name, ts in times.items()}
+            row = {"M": m, "accum": mode, "same_bits": same, "us": med, "spread": spread,
+                   "kernels": [plain.kernels[kern] for kern, _ in picks], "all_us": times}
+            out.append(row)
+            fl = med.get("floor", float("nan"))
+            print(f"{m:>5} {mode:<8} {med['plain']:8.1f} {med['pdl']:8.1f} {med['pdl'] / med['plain']:9.3f} "
+                  f"{med['fp8']:8.1f} {fl:8.1f} {med['pdl'] / fl:9.2f} {med['fp8'] / med['pdl']:8.2f}"
+                  f" {100 * spread['plain']:.1f}%,{100 * spread['pdl']:.1f}%  "
+                  f"{'same bits' if same else 'BITS DIFFER'}  {' '.join(k.replace('f4gemm_sm90a_', '').replace('.cubin', '') for k in row['kernels'])}",
+                  flush=True)
+        del ops, ds, fp8, rd
+        torch.cuda.empty_cache()
+    with open(os.path.join(out_dir, "chain.json"), "w") as f:
+        json.dump({"layer_nk": LAYER_NK, "reps": reps, "rows": out, "when": time.strftime("%Y-%m-%d %H:%M:%S")}, f,
+                  indent=1)
+    bad = [r for r in out if not r["same_bits"]]
+    if bad:
+        raise SystemExit(f"chain: pdl changed the result at {[(r['M'], r['accum']) for r in bad]}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="3 shapes, 3 repetitions (smoke test)")
@@ -436,6 +519,10 @@ def main():
                          "differs from the tuned pick), beside the tuned pick and the peers")
     ap.add_argument("--quantizer", action="store_true",
                     help="only the activation quantizer's bandwidth (bf16/fp32 [M, K] -> MXFP4), against the copy")
+    ap.add_argument("--chain", action="store_true",
+                    help="only a layer's four GEMMs chained in one graph, plain and with programmatic dependent launch "
+                         "(f4gemm_set_pdl), beside cuBLASLt FP8's four and the read floors (docs/BENCH.md)")
+    ap.add_argument("--chain-m", default=",".join(str(m) for m in CHAIN_M), help="the M of --chain")
     ap.add_argument("--accum", default="exact,promoted",
                     help="f4gemm's accumulation modes, each timed as its own system beside the peers (default "
                          "exact,promoted; docs/VERIFY.md)")
@@ -474,6 +561,11 @@ def main():
 
     if args.quantizer:
         bench_quantizer(F4gemm(args.lib, args.co_dir), copy_gbs, args.reps, args.out)
+        return
+    if args.chain:
+        floor = ReadFloor(args.floor_cubin, dev.multi_processor_count) if os.path.exists(args.floor_cubin) else None
+        bench_chain(args.lib, args.co_dir, floor, args.reps, modes, [int(v) for v in args.chain_m.split(",")],
+                    args.out)
         return
     if args.grid:
         shapes = GRIDS[args.grid]

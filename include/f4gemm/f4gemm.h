@@ -93,6 +93,13 @@ int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int accum, int m
                 float beta, uint64_t a, uint64_t a_scale, uint64_t w, uint64_t c, uint64_t d,
                 uint64_t stream);
 
+/* Programmatic dependent launch for this handle's later f4gemm_gemm calls (on: 1, off: 0, the default): each
+ * GEMM's first kernel may be scheduled while the kernel ahead of it on the stream still runs, and waits for
+ * it (its completion and memory) before it reads or writes anything, so any predecessor is safe; in a chain
+ * of GEMMs (a layer's four) each start-up overlaps the previous tail (docs/KERNELS_SM90.md "Launch overlap").
+ */
+int f4gemm_set_pdl(f4gemm_handle* h, int on);
+
 #ifdef __cplusplus
 }
 #endif

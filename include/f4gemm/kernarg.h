@@ -63,6 +63,13 @@ typedef struct F4gemmSm90Args {
 #define F4GEMM_KERNARG_PREFIX_BYTES 0x174
 #define F4GEMM_SM90_ARGS_BYTES 0x1a0
 
+/* A code object whose kernels all wait for the kernels ahead of them on the stream (PTX griddepcontrol.wait)
+ * before they touch global memory defines this global (kernels/sm90a/sm90_common.cuh): the host then
+ * launches them early (programmatic dependent launch, docs/KERNELS_SM90.md "Launch overlap"). A code
+ * object without it (an older build, aiter's) is launched plainly. */
+#define F4GEMM_PDL_GLOBAL f4gemm_pdl_wait_v1
+#define F4GEMM_PDL_SYMBOL "f4gemm_pdl_wait_v1"
+
 #if defined(__cplusplus)
 static_assert(sizeof(F4gemmKernelArgs) == 0x174, "aiter kernarg block is 0x174 bytes");
 static_assert(offsetof(F4gemmKernelArgs, ptr_D) == 0x000, "ptr_D");

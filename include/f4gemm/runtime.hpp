@@ -33,6 +33,13 @@ public:
     // before any launch. Handles stay valid for the Device's lifetime.
     virtual void* load_module(const std::string& path) = 0;
     virtual void* get_function(void* module, const std::string& symbol) = 0;
+    // Whether the module defines the global `symbol` (a code object's declaration of what its kernels do:
+    // F4GEMM_PDL_SYMBOL). Backends that cannot tell answer false.
+    virtual bool has_global(void* module, const std::string& symbol) {
+        (void)module;
+        (void)symbol;
+        return false;
+    }
     virtual void set_dynamic_smem(void* function, unsigned bytes) = 0;
 
     virtual DevPtr alloc(size_t bytes) = 0;
@@ -49,8 +56,11 @@ public:
     }
     // True while the stream in use is being captured into a graph (no synchronous copies then).
     virtual bool capturing() { return false; }
+    // Async on the stream. overlap_prior: the kernel may be scheduled before the kernel ahead of it on the
+    // stream completes (CUDA programmatic dependent launch); only for kernels that wait for their
+    // predecessors (griddepcontrol.wait) before they touch global memory. Backends without it ignore it.
     virtual void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
-                        size_t args_bytes) = 0;  // async on the stream
+                        size_t args_bytes, bool overlap_prior = false) = 0;
     virtual void synchronize() = 0;
     // Use another stream (a CUstream/hipStream_t as an integer, e.g. PyTorch's current stream)
     // for memsets, launches and events; 0 returns to the device's own stream.

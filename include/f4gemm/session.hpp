@@ -125,6 +125,10 @@ public:
         DevPtr a = 0, a_scale = 0, w = 0, c = 0, d = 0;
         int kernel = -1, log2_k_split = 0;
         Accum accum = Accum::Exact;  // the request's mode: select()'s pools, and the check of a forced kernel
+        // Programmatic dependent launch: the GEMM's first kernel may be scheduled before the kernel ahead of
+        // it on the stream completes; our kernels wait for it before touching memory (docs/KERNELS_SM90.md
+        // "Launch overlap"), so any predecessor is safe. Off by default: a single GEMM gains nothing.
+        bool pdl = false;
     };
     void gemm(const DeviceGemm& g, uint64_t stream = 0);
 

@@ -37,7 +37,8 @@
 // The build reads them from the .ptx to write the manifest (kernels/sm90a/manifest.cmake), so each is
 // computed once, in the kernel source, and never restated in CMake; the selection policy's fields (priority,
 // max_m, min_m) come from kernels/sm90a/kernels.json. Not read at run time. Codes: abi 0 sm90v1, 1 sm90pp1,
-// 2 sm90pa1; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md).
+// 2 sm90pa1; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md). With the
+// row, F4GEMM_PDL_GLOBAL (kernarg.h), read at run time: every kernel of the source calls pdl_wait() first.
 #define F4GEMM_ABI_SM90V1 0
 #define F4GEMM_ABI_SM90PP1 1
 #define F4GEMM_ABI_SM90PA1 2
@@ -53,7 +54,9 @@
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _split_k) = (unsigned)(split_k);          \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _abi) = (unsigned)(abi);                  \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _b_layout) = (unsigned)(b_layout);        \
-    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _accum) = (unsigned)(accum)
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _accum) = (unsigned)(accum);              \
+    /* its kernels start with pdl_wait() (sm90_ptx.cuh): the host may launch them early (kernarg.h) */  \
+    extern "C" __device__ const unsigned F4GEMM_PDL_GLOBAL = 1u
 
 namespace f4gemm {
 namespace sm90 {

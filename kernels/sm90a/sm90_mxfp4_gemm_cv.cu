@@ -176,6 +176,7 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4
 extern "C" __global__ void __launch_bounds__(256)
     F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     a_prepass_s_image(args, BLOCK_M, BLOCK_N);
 #else
     F4GEMM_TRAP_WRONG_ARCH();
@@ -189,6 +190,7 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     extern __shared__ uint8_t smem_dyn[];
     uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
     uint64_t* bar_full =
@@ -417,6 +419,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // Epilogue (sm90_common.cuh, pp_*'s): scales, NaN rows and columns, alpha/beta, the (M, N) mask.
+    pdl_trigger();  // the main loop is done: the next kernel on the stream may be scheduled
     store_tile_a_on_m<BLOCK_M>(p, geo, acc, s_rows, m0, n0, c * 64 + (warp % 4) * 16 + lane / 4, lane % 4);
 #else
     F4GEMM_TRAP_WRONG_ARCH();

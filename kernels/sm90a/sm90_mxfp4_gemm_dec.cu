@@ -258,6 +258,7 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, 0, F4GE
 extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     extern __shared__ __align__(16) uint8_t smem[];
     float* red = reinterpret_cast<float*>(smem);              // [kWarps][TILE_M][kRedPitch] fp32 partials
     int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows ([TILE_N] B rows: unused)
@@ -361,6 +362,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         }
     }
 
+    pdl_trigger();    // the main loop is done: the next kernel on the stream may be scheduled
     __syncthreads();  // the partials below overwrite the ring of other warps
     // Partials -> shared memory: acc[rg][h][i] is output (m = 8h + 2t + i%2, n = 16rg + g + 8(i/2)).
     const int t = lane & 3;

@@ -179,6 +179,7 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4
 extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     F4GEMM_PREPASS_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
     const int item = blockIdx.x * (kPrepassThreads / 32) + threadIdx.x / 32;
@@ -268,6 +269,7 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     extern __shared__ uint8_t smem_dyn[];
     uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
     uint64_t* bar_full = reinterpret_cast<uint64_t*>(smem + kOffBar);
@@ -402,6 +404,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // Epilogue (sm90_common.cuh): scales, NaN rows and columns, alpha/beta, the (M, N) mask.
+    pdl_trigger();  // the main loop is done: the next kernel on the stream may be scheduled
     store_tile_a_on_m<BLOCK_M>(p, geo, acc, s_rows, m0, n0, c * 64 + (warp % 4) * 16 + lane / 4, lane % 4);
 #else
     F4GEMM_TRAP_WRONG_ARCH();

@@ -24,6 +24,7 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, f4gemm::sm90::kExactSmemBytes, kThreads, kTil
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    f4gemm::sm90::pdl_wait();
     using namespace f4gemm::sm90;
     extern __shared__ __align__(16) uint8_t smem[];  // kExactSmemBytes: exact_tile staging
     __shared__ int s_last;                           // split-K: is this CTA the last to arrive?

@@ -221,6 +221,7 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS 
 extern "C" __global__ void __launch_bounds__(256)
     F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     a_prepass_s_image(args, TILE_M, TILE_N);
 #else
     F4GEMM_TRAP_WRONG_ARCH();
@@ -234,6 +235,7 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    pdl_wait();
     extern __shared__ uint8_t smem_dyn[];
     // Align by offsetting the __shared__ pointer itself (not via uintptr_t): the compiler keeps the shared
     // address space and emits LDS/STS instead of generic LD/ST.
@@ -839,7 +841,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 mbar_arrive(&bar_s8_empty[s % kStages]);
             }
         }
-    }  // !kRotate
+    }               // !kRotate
+    pdl_trigger();  // the main loop is done: the next kernel on the stream may be scheduled
 
     // -----------------------------------------------------------------------------------------
     // Epilogue: v = acc * 2^(refR-127) * 2^(refS-127) (one ldexp, no intermediate under/overflow),

@@ -20,6 +20,18 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
+// Programmatic dependent launch (PTX griddepcontrol; docs/KERNELS_SM90.md "Launch overlap"). Every kernel
+// waits for the kernels before it on the stream to complete (their memory visible) before it reads or writes
+// anything in global memory (pdl_wait, its first statement), and a GEMM kernel lets the next kernel be
+// scheduled once each of its CTAs has left its main loop (pdl_trigger before the epilogue): triggered at the
+// start instead, chains of dec kernels ran 9% slower (docs/PERF.md entry 38). Both are no-ops for a kernel
+// launched without the programmatic-serialisation attribute.
+__device__ __forceinline__ void pdl_wait() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void pdl_trigger() {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
 // Before an mbarrier's shared memory is reused for anything else (no operation may be pending on it).
 __device__ __forceinline__ void mbar_inval(uint64_t* bar) {
     asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");

@@ -29,7 +29,8 @@ class Session:
 
     gpu: bool
     device: str  # 'cpu' or 'cuda:N'
-    def __init__(self, device: Device = None, co_dir: Optional[str] = None) -> None: ...
+    pdl: bool
+    def __init__(self, device: Device = None, co_dir: Optional[str] = None, pdl: bool = False) -> None: ...
     @property
     def backend(self) -> str: ...
     @property

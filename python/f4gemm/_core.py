@@ -170,9 +170,15 @@ class Session:
     device: None (the first CUDA device if there is one, else the CPU), 'cpu', 'cuda', 'cuda:N', an ordinal N or
     a torch.device. co_dir: the code-object folder (default: $F4GEMM_CO_DIR, else the package's sm90a/).
     GPU work runs on the current stream of the framework the arrays come from (torch, cupy); calls on one
-    Session must be ordered (one stream, or synchronised), as its GEMMs share one workspace."""
+    Session must be ordered (one stream, or synchronised), as its GEMMs share one workspace.
+    pdl: launch each GPU GEMM with programmatic dependent launch, so that in a chain (a layer's GEMMs) its start-up
+    overlaps the tail of the kernel ahead on the stream; the kernels wait for that kernel before they touch memory,
+    so any predecessor is safe (docs/KERNELS_SM90.md "Launch overlap"). Settable later as session.pdl."""
 
-    def __init__(self, device: Any = None, co_dir: Optional[str] = None):
+    def __init__(self, device: Any = None, co_dir: Optional[str] = None, pdl: bool = False):
+        if not isinstance(pdl, bool):
+            raise ValueError(f"pdl: got {pdl!r}: pass True (overlap each GEMM's start with the kernel ahead) or False")
+        self.pdl = pdl
         backend, index = _parse_device(device)
         self._index = index
         self._s = _ext.Session(backend, index, _co_dir(co_dir) if backend == "cuda" else "", True)
@@ -434,7 +440,7 @@ class Session:
             else:
                 d = o.obj if o is not None else ar.empty(a.kind, (m, n), "bfloat16", dev)
             self._s.gemm(m, n, k, alpha, beta, a_ptr, s_ptr, ar.ptr(w._buf, w._adopted), c_ptr, ar.ptr(d, a.kind),
-                         stream, accum)
+                         stream, accum, bool(self.pdl))
             if bits_only:
                 wide = ar.bf16_bits_to_f32(d, ar._mod("cupy"))
                 if o is not None:

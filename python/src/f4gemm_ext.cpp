@@ -201,7 +201,7 @@ public:
     }
 
     void gemm(int m, int n, int k, float alpha, float beta, uint64_t a, uint64_t sa, uint64_t w, uint64_t c,
-              uint64_t d, uint64_t stream, const std::string& accum) {
+              uint64_t d, uint64_t stream, const std::string& accum, bool pdl) {
         if (!s().gpu())
             throw Error(Errc::Unsupported,
                         "GEMMs on device pointers need a GPU session: open it on a CUDA device");
@@ -227,6 +227,7 @@ public:
         g.kernel = ch.index;
         g.log2_k_split = ch.log2_k_split;
         g.accum = r.accum;
+        g.pdl = pdl;
         if (capturing(stream)) {
             for (Tier& t : tiers_)
                 if (t.seen[idx] && ws <= t.ws_high && t.weights.count(w)) {
@@ -428,7 +429,7 @@ NB_MODULE(_f4gemm, m) {
              "stream"_a)
         .def("pack_weight", &PySession::pack_weight, "b"_a, "b_scale"_a, "n"_a, "k"_a, "w"_a, "stream"_a)
         .def("gemm", &PySession::gemm, "m"_a, "n"_a, "k"_a, "alpha"_a, "beta"_a, "a"_a, "a_scale"_a, "w"_a,
-             "c"_a, "d"_a, "stream"_a, "accum"_a = "exact")
+             "c"_a, "d"_a, "stream"_a, "accum"_a = "exact", "pdl"_a = false)
         .def("gemm_host", &PySession::gemm_host, "a_q"_a, "a_scales"_a, "b_q"_a, "b_scales"_a,
              "c_bits"_a.none(), "alpha"_a, "beta"_a, "accum"_a = "exact")
         .def("synchronize", &PySession::synchronize);

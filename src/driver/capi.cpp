@@ -11,6 +11,7 @@
 
 struct f4gemm_handle {
     std::unique_ptr<f4gemm::Session> session;
+    bool pdl = false;  // f4gemm_set_pdl
 };
 
 namespace {
@@ -195,7 +196,18 @@ int f4gemm_gemm(f4gemm_handle* h, int kernel, int log2_k_split, int accum, int m
         g.d = d;
         g.kernel = kernel;
         g.log2_k_split = log2_k_split;
+        g.pdl = h->pdl;
         s.gemm(g, stream);
+    });
+}
+
+int f4gemm_set_pdl(f4gemm_handle* h, int on) {
+    return guarded([&] {
+        session(h);  // a null handle is refused
+        if (on != 0 && on != 1)
+            throw f4gemm::Error(f4gemm::Errc::InvalidArgument, "f4gemm_set_pdl: on is " + std::to_string(on) +
+                                                                   ": pass 1 (early start) or 0");
+        h->pdl = on == 1;
     });
 }
 

@@ -240,7 +240,8 @@ Launcher::Launcher(Device& dev, Manifest manifest)
     : dev_(dev),
       manifest_(std::move(manifest)),
       functions_(manifest_.kernels.size(), nullptr),
-      prepass_(manifest_.kernels.size(), nullptr) {}
+      prepass_(manifest_.kernels.size(), nullptr),
+      pdl_ok_(manifest_.kernels.size(), false) {}
 
 Launcher::~Launcher() {
     if (workspace_) dev_.free(workspace_);
@@ -290,11 +291,12 @@ void Launcher::prepare(int index) {
     dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
     if (has_prepass(kc.abi))
         prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kPrepassSuffix);
+    pdl_ok_[size_t(index)] = dev_.has_global(module, F4GEMM_PDL_SYMBOL);
     functions_[size_t(index)] = fn;
 }
 
 void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
-                      float beta) {
+                      float beta, bool pdl) {
     prepare(index);
     const KernelConfig& kc = manifest_.kernels[size_t(index)];
     if (!plan.workspace_bytes) {
@@ -310,9 +312,15 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
     if (plan.zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
     const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
+    // Only the GEMM's first kernel may start early, and not after a memset (no kernel to overlap). The GEMM
+    // kernel after its own pre-pass launches plainly: overlapping them measured 2-4% slower (PERF.md entry
+    // 38).
+    const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !plan.zero_workspace;
     if (plan.pre_grid.x)
-        dev_.launch(prepass_[size_t(index)], plan.pre_grid, plan.pre_block, 0, args.data(), args.size());
-    dev_.launch(functions_[size_t(index)], plan.grid, plan.block, plan.smem_bytes, args.data(), args.size());
+        dev_.launch(prepass_[size_t(index)], plan.pre_grid, plan.pre_block, 0, args.data(), args.size(),
+                    early);
+    dev_.launch(functions_[size_t(index)], plan.grid, plan.block, plan.smem_bytes, args.data(), args.size(),
+                early && !plan.pre_grid.x);
 }
 
 GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)

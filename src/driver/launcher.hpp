@@ -33,8 +33,13 @@ public:
     // `ptr.workspace`: 0 for the launcher's own (grown as needed, so a larger plan may free the one an
     // earlier launch used), else the caller's, of at least plan.workspace_bytes. Asynchronous on the
     // device's stream.
+    // `pdl`: the first kernel (the pre-pass of a pre-pass ABI) may start before the kernel ahead of it on the
+    // stream completes (programmatic dependent launch), where its code object declares that its kernels wait
+    // for their predecessors (F4GEMM_PDL_SYMBOL) and no memset comes between.
     void launch(int index, const LaunchPlan& plan, DevicePointers ptr, int m, int n, int k, float alpha,
-                float beta);
+                float beta, bool pdl = false);
+    // Whether kernel `index` (prepared) may be launched early (its code object's F4GEMM_PDL_SYMBOL).
+    bool waits_for_predecessors(int index) const { return pdl_ok_.at(size_t(index)); }
 
     // Host operand images (make_a_image / make_b_image), kept while the cache is on and keyed by the
     // operand's host buffers, shape and layout: `f4gemm tune` uploads the same problems for every
@@ -52,6 +57,7 @@ private:
     Manifest manifest_;
     std::vector<void*> functions_;  // per manifest index, nullptr until prepared
     std::vector<void*> prepass_;    // pre-pass ABIs: <knl_name>_prepass per manifest index
+    std::vector<bool> pdl_ok_;      // per manifest index: the code object declares F4GEMM_PDL_SYMBOL
     DevPtr workspace_ = 0;
     size_t workspace_bytes_ = 0;
     // (is_b, packed, scales, rows, k, b layout, scale layout) -> image

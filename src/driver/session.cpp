@@ -807,9 +807,12 @@ void Session::check_weight(DevPtr w, int n, int k) {
                             "the weight packed for this shape, or pack it again",
                             w, pn, pk, n, k));
     };
-    if (const WeightRecord* r = find_weight(w)) return packed_for(r->n, r->k);
-    // A weight this session did not pack (another handle, a file): read its header once, when a synchronous
-    // copy is allowed (not while the stream is captured into a graph).
+    WeightRecord* r = find_weight(w);
+    if (r && r->n == n && r->k == k) return;
+    // A weight this session did not pack (another handle, a file), or a record that disagrees (the buffer may
+    // have been freed and another weight packed at its address, by another handle): read its header, when a
+    // synchronous copy is allowed (not while the stream is captured into a graph).
+    if (r && dev_->capturing()) return packed_for(r->n, r->k);
     if (dev_->capturing())
         throw Error(
             Errc::InvalidArgument,
@@ -824,7 +827,10 @@ void Session::check_weight(DevPtr w, int n, int k) {
                                 "f4gemm_pack_weight first",
                                 w));
     packed_for(long(h.n), long(h.k));
-    weights_.push_back({w, n, k});
+    if (r)
+        *r = {w, n, k};
+    else
+        weights_.push_back({w, n, k});
 }
 
 void Session::gemm(const DeviceGemm& g, uint64_t stream) {
@@ -883,7 +889,7 @@ void Session::gemm(const DeviceGemm& g, uint64_t stream) {
         ptr.b = g.w + F4GEMM_W_HEADER;  // the kernels read the body
         ptr.c = g.c;
         ptr.d = g.d;
-        launcher_->launch(c.index, c.plan, ptr, g.m, g.n, c.launch_k, g.alpha, g.beta);
+        launcher_->launch(c.index, c.plan, ptr, g.m, g.n, c.launch_k, g.alpha, g.beta, g.pdl);
     } catch (...) {
         dev_->set_stream(0);
         throw;

@@ -45,6 +45,8 @@ TEST(CApi, NullHandlesAreHarmless) {
     EXPECT_NE(f4gemm_gemm(nullptr, -1, 0, F4GEMM_ACCUM_PROMOTED, 16, 256, 256, 1.f, 0.f, 0, 0, 0, 0, 0, 0),
               0);
     EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
+    EXPECT_NE(f4gemm_set_pdl(nullptr, 1), 0);
+    EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
     EXPECT_NE(f4gemm_pack_weight(nullptr, 1, 1, 256, 256, 1, 0), 0);
     EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
     EXPECT_EQ(f4gemm_weight_bytes(nullptr, 256, 256), 0u);

@@ -273,3 +273,103 @@ TEST(CApiGpu, QuantizeIsBitIdenticalToTheHost) {
     EXPECT_NE(f4gemm_quantize(h, 1, 1, 4, 64, 32, 1, 1, 0), 0);
     EXPECT_NE(std::string(f4gemm_last_error()).find("ldx (32) is below K (64)"), std::string::npos);
 }
+
+// Programmatic dependent launch in a data-dependent chain: x_i -> GEMM 1 -> D1 (bf16) -> f4gemm_quantize
+// (whose kernel lets the next one start early) -> GEMM 2 -> D2_i, eight chains back to back without a
+// synchronisation, each with its own x_i. With f4gemm_set_pdl(h, 1) every GEMM is launched early and must
+// wait for the kernel ahead: a GEMM 2 that read its A before the quantizer finished would see the previous
+// chain's bytes, so every D2_i must equal the D2_i computed with plain launches, bit for bit. The M cover the
+// kernel families (dec, swap, the A pre-pass tile and its own pre-pass, pp), exact and promoted.
+TEST(CApiGpu, PdlChainsGiveThePlainLaunchesResults) {
+    REQUIRE_GPU();
+    f4gemm_handle* h = env()->h;
+    EXPECT_NE(f4gemm_set_pdl(h, 2), 0);
+    EXPECT_NE(std::string(f4gemm_last_error()).find("on is 2: pass 1"), std::string::npos)
+        << f4gemm_last_error();
+    EXPECT_NE(f4gemm_set_pdl(nullptr, 1), 0);
+    const int n1 = 1024, k = 2048, n2 = 768, chains = 8;
+    std::mt19937 rng(2024u);
+    std::normal_distribution<float> g(0.f, 1.f);
+    auto weight = [&](int n, int kk) {
+        const Problem p = make_problem(1, n, kk, 1.f, 0.f, DataKind::Gaussian, rng(), rng(), false);
+        Buf b(p.b.packed.size()), sb(p.b.scales.size());
+        b.put(p.b.packed);
+        sb.put(p.b.scales);
+        auto w = std::make_unique<Buf>(f4gemm_weight_bytes(h, n, kk));
+        EXPECT_EQ(f4gemm_pack_weight(h, b.p, sb.p, n, kk, w->p, 0), 0) << f4gemm_last_error();
+        return w;
+    };
+    const std::unique_ptr<Buf> w1 = weight(n1, k), w2 = weight(n2, n1);
+    for (int m : {1, 48, 128, 600})
+        for (int accum : {F4GEMM_ACCUM_EXACT, F4GEMM_ACCUM_PROMOTED}) {
+            size_t ab1 = 0, asb1 = 0, ab2 = 0, asb2 = 0;
+            ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab1, &asb1), 0);
+            ASSERT_EQ(f4gemm_operand_bytes(h, m, n1, &ab2, &asb2), 0);
+            std::vector<std::unique_ptr<Buf>> x, d2[2];
+            for (int i = 0; i < chains; ++i) {
+                std::vector<float> xv(size_t(m) * size_t(k));
+                for (float& v : xv) v = g(rng) * (i + 1);
+                std::vector<uint8_t> raw(xv.size() * 4);
+                std::memcpy(raw.data(), xv.data(), raw.size());
+                x.push_back(std::make_unique<Buf>(raw.size()));
+                x.back()->put(raw);
+            }
+            Buf a1(ab1), sa1(asb1), d1(size_t(m) * n1 * 2), a2(ab2), sa2(asb2);
+            for (int pdl : {0, 1}) {
+                ASSERT_EQ(f4gemm_set_pdl(h, pdl), 0) << f4gemm_last_error();
+                for (int i = 0; i < chains; ++i) {
+                    d2[pdl].push_back(std::make_unique<Buf>(size_t(m) * n2 * 2));
+                    ASSERT_EQ(f4gemm_quantize(h, x[size_t(i)]->p, 0, m, k, k, a1.p, sa1.p, 0), 0);
+                    ASSERT_EQ(
+                        f4gemm_gemm(h, -1, 0, accum, m, n1, k, 1.f, 0.f, a1.p, sa1.p, w1->p, 0, d1.p, 0), 0)
+                        << f4gemm_last_error();
+                    ASSERT_EQ(f4gemm_quantize(h, d1.p, 1, m, n1, n1, a2.p, sa2.p, 0), 0);
+                    ASSERT_EQ(f4gemm_gemm(h, -1, 0, accum, m, n2, n1, 1.f, 0.f, a2.p, sa2.p, w2->p, 0,
+                                          d2[pdl].back()->p, 0),
+                              0)
+                        << f4gemm_last_error();
+                }
+            }
+            ASSERT_EQ(f4gemm_set_pdl(h, 0), 0);
+            int k1 = -1, k2 = -1, l2 = 0;
+            ASSERT_EQ(f4gemm_select(h, m, n1, k, 0, accum, &k1, &l2), 0);
+            ASSERT_EQ(f4gemm_select(h, m, n2, n1, 0, accum, &k2, &l2), 0);
+            size_t differ = 0, zero = 0;
+            for (int i = 0; i < chains; ++i) {
+                const std::vector<uint8_t> plain = d2[0][size_t(i)]->get(), early = d2[1][size_t(i)]->get();
+                differ += plain != early;
+                zero += std::all_of(plain.begin(), plain.end(), [](uint8_t v) { return v == 0; });
+            }
+            EXPECT_EQ(differ, 0u) << m << " rows, accum " << accum << ": chains whose D2 differs with pdl";
+            EXPECT_EQ(zero, 0u) << "a D2 of all zeros: the chain computed nothing";
+            std::printf("pdl chain M=%d accum %d: %s then %s, %d chains identical\n", m, accum,
+                        f4gemm_kernel_name(h, k1), f4gemm_kernel_name(h, k2), chains - int(differ));
+        }
+}
+
+// A weight another handle packed is checked by its header, read when first seen; when its buffer later holds
+// a weight of another shape (repacked there, or freed and reused), the handle reads the header again instead
+// of refusing the new weight by its old record, and refuses the old shape by the new header.
+TEST(CApiGpu, AReusedWeightBufferIsCheckedByItsNewHeader) {
+    REQUIRE_GPU();
+    f4gemm_handle* h = env()->h;
+    f4gemm_handle* other = f4gemm_open(nullptr, 0);
+    ASSERT_NE(other, nullptr) << f4gemm_last_error();
+    const int k = 512, m = 4;
+    Buf b(size_t(512) * k / 2), sb(size_t(512) * k / 32), w(f4gemm_weight_bytes(h, 512, k));
+    size_t ab = 0, asb = 0;
+    ASSERT_EQ(f4gemm_operand_bytes(h, m, k, &ab, &asb), 0);
+    Buf a(ab), sa(asb), d(size_t(m) * 512 * 2);
+    for (int n : {512, 256, 512}) {  // packed by `other`, used by `h`
+        ASSERT_EQ(f4gemm_pack_weight(other, b.p, sb.p, n, k, w.p, 0), 0) << f4gemm_last_error();
+        EXPECT_EQ(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, m, n, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0), 0)
+            << "N=" << n << ": " << f4gemm_last_error();
+        const int wrong = n == 512 ? 256 : 512;
+        EXPECT_NE(f4gemm_gemm(h, -1, 0, F4GEMM_ACCUM_EXACT, m, wrong, k, 1.f, 0.f, a.p, sa.p, w.p, 0, d.p, 0),
+                  0);
+        EXPECT_NE(std::string(f4gemm_last_error()).find("was packed for N=" + std::to_string(n) + " K=512"),
+                  std::string::npos)
+            << f4gemm_last_error();
+    }
+    f4gemm_close(other);
+}

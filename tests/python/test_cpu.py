@@ -287,6 +287,8 @@ def test_bad_session_arguments():
     _raises(lambda: f4gemm.Session("gpu"), "device: 'gpu'", "'cuda:N'")
     _raises(lambda: f4gemm.Session(-1), "device: ordinal -1", ">= 0")
     _raises(lambda: f4gemm.Session(True), "device: True")
+    _raises(lambda: f4gemm.Session("cpu", pdl="yes"), "pdl: got 'yes'", "pass True")
+    assert f4gemm.Session("cpu", pdl=True).pdl is True  # no kernels to overlap on the CPU: accepted, no effect
 
 
 def test_torch_cpu_tensors(rng):

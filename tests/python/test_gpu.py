@@ -310,6 +310,26 @@ def test_non_contiguous_inputs_are_copied(torch, rng):
     assert torch.equal(f4gemm.matmul(q, s, w, c=c, beta=1.0), f4gemm.matmul(q, s, w, c=c.contiguous(), beta=1.0))
 
 
+def test_pdl_chain_matches_plain_launches(torch, rng):
+    """A layer-like chain (quantize -> GEMM -> quantize -> GEMM, through the Linear too) with pdl on gives the plain
+    launches' bits: each early-launched GEMM waits for the quantizer ahead of it before reading its A."""
+    x, b1 = _finite_operands(rng, 16, 1024, 2048)
+    _, b2 = _finite_operands(rng, 16, 512, 1024)
+    outs = {}
+    for pdl in (False, True):
+        s = f4gemm.Session(0, pdl=pdl)
+        w1 = s.pack_weight(*s.quantize(torch.from_numpy(b1).cuda()))
+        w2 = s.pack_weight(*s.quantize(torch.from_numpy(b2).cuda()))
+        ds = []
+        for i in range(6):  # back to back, each chain on its own input, no synchronisation between
+            xi = torch.from_numpy(x * (i + 1)).cuda().to(torch.bfloat16)
+            d1 = s.matmul(*s.quantize(xi), w1, accum="promoted")
+            ds.append(s.matmul(*s.quantize(d1), w2))
+        outs[pdl] = torch.stack(ds)
+    assert torch.equal(outs[False], outs[True])
+    assert outs[True].abs().sum().item() > 0
+
+
 def test_bad_gpu_input(torch, rng):
     x, b = _finite_operands(rng, 8, 64, 256)
     q, s = f4gemm.quantize(torch.from_numpy(x).cuda())

@@ -39,7 +39,7 @@ public:
     void memset(DevPtr dst, uint8_t value, size_t bytes) override {
         std::memset(reinterpret_cast<void*>(dst), value, bytes);
     }
-    void launch(void*, Dim3, Dim3, unsigned, const void*, size_t) override {}
+    void launch(void*, Dim3, Dim3, unsigned, const void*, size_t, bool) override {}
     void synchronize() override {}
     void* event_create() override { return this; }
     void event_record(void*) override {}

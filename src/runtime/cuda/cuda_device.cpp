@@ -139,6 +139,12 @@ public:
                                             "kernel of the code object");
         return f;
     }
+    bool has_global(void* module, const std::string& symbol) override {
+        CUdeviceptr p = 0;
+        size_t bytes = 0;
+        return api().cuModuleGetGlobal(&p, &bytes, static_cast<CUmodule>(module), symbol.c_str()) ==
+               CUDA_SUCCESS;
+    }
 
     void set_dynamic_smem(void* function, unsigned bytes) override {
         if (bytes > 48 * 1024)
@@ -176,14 +182,35 @@ public:
         if (api().cuStreamIsCapturing(stream_, &st) != CUDA_SUCCESS) return false;
         return st != CU_STREAM_CAPTURE_STATUS_NONE;
     }
-    void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
-                size_t args_bytes) override {
+    void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args, size_t args_bytes,
+                bool overlap_prior) override {
         size_t size = args_bytes;
         void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                           CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-        F4GEMM_CU((static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
-                   stream_, nullptr, config),
-                  cuLaunchKernel);
+        if (!overlap_prior) {
+            F4GEMM_CU((static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                       smem, stream_, nullptr, config),
+                      cuLaunchKernel);
+            return;
+        }
+        // Programmatic dependent launch: scheduled once every CTA of the kernel ahead has started (its
+        // griddepcontrol.launch_dependents); our kernels wait (griddepcontrol.wait) before touching memory.
+        // Stream capture records it as a programmatic graph edge.
+        CUlaunchAttribute attr{};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc{};
+        lc.gridDimX = grid.x;
+        lc.gridDimY = grid.y;
+        lc.gridDimZ = grid.z;
+        lc.blockDimX = block.x;
+        lc.blockDimY = block.y;
+        lc.blockDimZ = block.z;
+        lc.sharedMemBytes = smem;
+        lc.hStream = stream_;
+        lc.attrs = &attr;
+        lc.numAttrs = 1;
+        F4GEMM_CU((&lc, static_cast<CUfunction>(function), nullptr, config), cuLaunchKernelEx);
     }
     void synchronize() override { F4GEMM_CU((stream_), cuStreamSynchronize); }
     void set_stream(uint64_t stream) override {

@@ -142,8 +142,8 @@ public:
         if (bytes)
             F4GEMM_HIP(hipMemsetAsync(reinterpret_cast<void*>(dst), value, bytes, stream_), "hipMemsetAsync");
     }
-    void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args,
-                size_t args_bytes) override {
+    void launch(void* function, Dim3 grid, Dim3 block, unsigned smem, const void* args, size_t args_bytes,
+                bool /*overlap_prior: no programmatic launch on HIP*/) override {
         // asm_f4gemm passes the packed block through `extra`; the runtime copies it at launch, so the
         // caller's buffer may be reused afterwards. The size is always 0x174 for aiter's kernels, even
         // for noBpreShuffle_256x256 whose metadata segment is 368 bytes.

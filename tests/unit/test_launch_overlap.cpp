@@ -1,0 +1,199 @@
+// Which launches the Launcher makes early (programmatic dependent launch, docs/KERNELS_SM90.md "Launch
+// overlap"), on a stand-in device that records each launch's flag: only kernels whose code object declares
+// F4GEMM_PDL_SYMBOL, only where the caller asks, only the GEMM's first kernel (a pre-pass ABI's pre-pass; its
+// GEMM kernel then launches plainly) and only where no memset comes between it and the kernel ahead.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "f4gemm/error.hpp"
+#include "f4gemm/kernarg.h"
+#include "launcher.hpp"
+
+using namespace f4gemm;
+namespace fs = std::filesystem;
+
+namespace {
+struct Launch {
+    bool early;
+    unsigned smem;
+};
+
+class RecordingDevice final : public Device {
+public:
+    explicit RecordingDevice(bool declares) : declares_(declares) {}
+    const DeviceProps& props() const override { return props_; }
+    void* load_module(const std::string&) override { return this; }
+    void* get_function(void*, const std::string& s) override { return &names_[s]; }
+    bool has_global(void*, const std::string& s) override {
+        asked_.push_back(s);
+        return declares_ && s == F4GEMM_PDL_SYMBOL;
+    }
+    void set_dynamic_smem(void*, unsigned) override {}
+    DevPtr alloc(size_t) override { return DevPtr(0x1000 * ++allocs_); }
+    void free(DevPtr) override {}
+    void copy_to_device(DevPtr, const void*, size_t) override {}
+    void copy_to_host(void*, DevPtr, size_t) override {}
+    void memset(DevPtr, uint8_t, size_t) override { ++memsets_; }
+    void launch(void*, Dim3, Dim3, unsigned smem, const void*, size_t, bool overlap_prior) override {
+        launches_.push_back({overlap_prior, smem});
+    }
+    void synchronize() override {}
+    void* event_create() override { return this; }
+    void event_record(void*) override {}
+    float event_elapsed_ms(void*, void*) override { return 0.f; }
+    void event_destroy(void*) override {}
+
+    std::vector<Launch> launches_;
+    std::vector<std::string> asked_;
+    int memsets_ = 0;
+
+private:
+    bool declares_;
+    DeviceProps props_;
+    std::map<std::string, int> names_;
+    int allocs_ = 0;
+};
+
+// One sm_90a kernel of the given abi and split-K capability; the code object is an empty file.
+Manifest one_kernel(int split_k) {
+    const fs::path dir = fs::temp_directory_path() / "f4gemm_launch_overlap";
+    fs::create_directories(dir);
+    std::ofstream(dir / "k.cubin") << "";
+    return parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n"
+        "64,128," +
+            std::to_string(split_k) + ",0,k,k.cubin,sm_90a,384,1000,sm90v1,frag16s,plain\n",
+        (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
+}
+
+Manifest with_abi(Manifest m, KernelAbi abi) {
+    m.kernels.at(0).abi = abi;
+    return m;
+}
+
+// The launches of one GEMM (64 x 1024 x 4096, `log2_k_split`) with `pdl` asked.
+std::vector<Launch> launches(const Manifest& m, bool declares, bool pdl, int log2_k_split = 0,
+                             int* memsets = nullptr) {
+    RecordingDevice dev(declares);
+    Launcher l(dev, m);
+    const KernelConfig& kc = m.kernels.at(0);
+    const LaunchPlan plan = make_launch_plan(kc, 64, 1024, 4096, log2_k_split, false);
+    DevicePointers ptr;
+    ptr.a = 0x100;
+    ptr.scale_a = 0x200;
+    ptr.b = 0x300;
+    ptr.d = 0x400;
+    l.launch(0, plan, ptr, 64, 1024, 4096, 1.f, 0.f, pdl);
+    l.launch(0, plan, ptr, 64, 1024, 4096, 1.f, 0.f, pdl);  // the flag is read once, at load
+    EXPECT_EQ(dev.asked_, std::vector<std::string>{F4GEMM_PDL_SYMBOL});
+    EXPECT_EQ(l.waits_for_predecessors(0), declares);
+    if (memsets) *memsets = dev.memsets_;
+    return dev.launches_;
+}
+
+// Does the PTX line touch global memory (a load, store, atomic or copy that is not param, shared, local or const
+// only)? Every cp.* copy reads or writes global memory.
+bool global_access(const std::string& line) {
+    static const std::regex op(R"(^\s*(@!?%p\d+\s+)?(ld|ldu|st|atom|red|prefetch|cp)\.)");
+    std::smatch mm;
+    if (!std::regex_search(line, mm, op)) return false;
+    if (mm[2] == "cp") return true;
+    for (const char* space : {".param", ".shared", ".local", ".const"})
+        if (line.find(space) != std::string::npos) return false;
+    return true;
+}
+}  // namespace
+
+// The code objects this build wrote (kernels/sm90a): each declares F4GEMM_PDL_GLOBAL, and in every kernel of each
+// (the GEMM and its pre-pass) griddepcontrol.wait comes before the first instruction that touches global memory,
+// which is what makes an early launch safe after any kernel.
+TEST(LaunchOverlap, EveryBuiltKernelWaitsBeforeItTouchesGlobalMemory) {
+    Manifest m;
+    try {
+        m = load_manifest(F4GEMM_SM90A_BUILD_DIR);
+    } catch (const Error&) {
+        GTEST_SKIP() << "no built sm_90a manifest in " << F4GEMM_SM90A_BUILD_DIR;
+    }
+    int entries = 0;
+    for (const KernelConfig& kc : m.kernels) {
+        fs::path ptx = fs::path(m.dir) / kc.co_name;
+        ptx.replace_extension(".ptx");
+        std::ifstream in(ptx);
+        ASSERT_TRUE(in) << ptx;
+        std::stringstream ss;
+        ss << in.rdbuf();
+        const std::string text = ss.str();
+        EXPECT_NE(text.find(std::string(".global .align 4 .u32 ") + F4GEMM_PDL_SYMBOL + " = 1;"), std::string::npos)
+            << kc.co_name << " does not declare " << F4GEMM_PDL_SYMBOL;
+        std::istringstream lines(text);
+        std::string line, entry;
+        bool waited = true;
+        while (std::getline(lines, line)) {
+            if (line.find(".entry ") != std::string::npos) {
+                EXPECT_TRUE(entry.empty() || waited) << entry << " never waits";
+                entry = line.substr(line.find(".entry ") + 7);
+                waited = false;
+                ++entries;
+            } else if (line.find("griddepcontrol.wait") != std::string::npos) {
+                waited = true;
+            } else if (!entry.empty() && !waited && global_access(line)) {
+                ADD_FAILURE() << kc.co_name << ": " << entry << " touches global memory before griddepcontrol.wait: "
+                              << line;
+                waited = true;  // one report per kernel
+            }
+        }
+        EXPECT_TRUE(entry.empty() || waited) << entry << " never waits";
+    }
+    EXPECT_GE(entries, int(m.kernels.size()));
+}
+
+TEST(LaunchOverlap, OneKernelGemmIsEarlyOnlyWhereAskedAndDeclared) {
+    const Manifest m = one_kernel(0);
+    for (bool declares : {false, true})
+        for (bool pdl : {false, true}) {
+            const std::vector<Launch> l = launches(m, declares, pdl);
+            ASSERT_EQ(l.size(), 2u);
+            for (const Launch& x : l) {
+                EXPECT_EQ(x.early, declares && pdl) << "declares " << declares << " pdl " << pdl;
+                EXPECT_EQ(x.smem, 1000u);
+            }
+        }
+}
+
+TEST(LaunchOverlap, OnlyThePrepassOfAPrepassAbiIsEarly) {
+    for (KernelAbi abi : {KernelAbi::Sm90pa1, KernelAbi::Sm90pp1}) {
+        const Manifest m = with_abi(one_kernel(0), abi);
+        for (bool declares : {false, true})
+            for (bool pdl : {false, true}) {
+                const std::vector<Launch> l = launches(m, declares, pdl);
+                ASSERT_EQ(l.size(), 4u);  // pre-pass, GEMM, twice
+                for (int i = 0; i < 4; i += 2) {
+                    EXPECT_EQ(l[i].smem, 0u);  // the pre-pass (static shared memory only)
+                    EXPECT_EQ(l[i].early, declares && pdl);
+                    EXPECT_EQ(l[i + 1].smem, 1000u);
+                    EXPECT_FALSE(l[i + 1].early);  // after its own pre-pass: plain (measured faster)
+                }
+            }
+    }
+}
+
+TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
+    const Manifest m = one_kernel(1);
+    int memsets = 0;
+    const std::vector<Launch> l = launches(m, true, true, 2, &memsets);
+    ASSERT_EQ(memsets, 2);  // the split-K workspace, zeroed before each launch
+    ASSERT_EQ(l.size(), 2u);
+    for (const Launch& x : l) EXPECT_FALSE(x.early);
+    // Unsplit, the same kernel is early.
+    const std::vector<Launch> u = launches(m, true, true, 0, &memsets);
+    EXPECT_EQ(memsets, 0);
+    for (const Launch& x : u) EXPECT_TRUE(x.early);
+}
