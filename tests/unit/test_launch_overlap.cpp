@@ -99,8 +99,8 @@ std::vector<Launch> launches(const Manifest& m, bool declares, bool pdl, int log
     return dev.launches_;
 }
 
-// Does the PTX line touch global memory (a load, store, atomic or copy that is not param, shared, local or const
-// only)? Every cp.* copy reads or writes global memory.
+// Does the PTX line touch global memory (a load, store, atomic or copy that is not param, shared, local or
+// const only)? Every cp.* copy reads or writes global memory.
 bool global_access(const std::string& line) {
     static const std::regex op(R"(^\s*(@!?%p\d+\s+)?(ld|ldu|st|atom|red|prefetch|cp)\.)");
     std::smatch mm;
@@ -112,9 +112,9 @@ bool global_access(const std::string& line) {
 }
 }  // namespace
 
-// The code objects this build wrote (kernels/sm90a): each declares F4GEMM_PDL_GLOBAL, and in every kernel of each
-// (the GEMM and its pre-pass) griddepcontrol.wait comes before the first instruction that touches global memory,
-// which is what makes an early launch safe after any kernel.
+// The code objects this build wrote (kernels/sm90a): each declares F4GEMM_PDL_GLOBAL, and in every kernel of
+// each (the GEMM and its pre-pass) griddepcontrol.wait comes before the first instruction that touches global
+// memory, which is what makes an early launch safe after any kernel.
 TEST(LaunchOverlap, EveryBuiltKernelWaitsBeforeItTouchesGlobalMemory) {
     Manifest m;
     try {
@@ -131,7 +131,8 @@ TEST(LaunchOverlap, EveryBuiltKernelWaitsBeforeItTouchesGlobalMemory) {
         std::stringstream ss;
         ss << in.rdbuf();
         const std::string text = ss.str();
-        EXPECT_NE(text.find(std::string(".global .align 4 .u32 ") + F4GEMM_PDL_SYMBOL + " = 1;"), std::string::npos)
+        EXPECT_NE(text.find(std::string(".global .align 4 .u32 ") + F4GEMM_PDL_SYMBOL + " = 1;"),
+                  std::string::npos)
             << kc.co_name << " does not declare " << F4GEMM_PDL_SYMBOL;
         std::istringstream lines(text);
         std::string line, entry;
@@ -145,8 +146,8 @@ TEST(LaunchOverlap, EveryBuiltKernelWaitsBeforeItTouchesGlobalMemory) {
             } else if (line.find("griddepcontrol.wait") != std::string::npos) {
                 waited = true;
             } else if (!entry.empty() && !waited && global_access(line)) {
-                ADD_FAILURE() << kc.co_name << ": " << entry << " touches global memory before griddepcontrol.wait: "
-                              << line;
+                ADD_FAILURE() << kc.co_name << ": " << entry
+                              << " touches global memory before griddepcontrol.wait: " << line;
                 waited = true;  // one report per kernel
             }
         }
