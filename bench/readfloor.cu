@@ -186,6 +186,7 @@ struct Pattern {
     // launches the pattern on `buf` of `bytes` (a frag16s B image of n x k for the dec pattern) on `st`
     std::function<void(const uint8_t* buf, size_t bytes, long n, int k, cudaStream_t st)> launch;
     bool dec = false;  // needs the size to be a whole frag16s image (n, k)
+    long tile_n = 0;   // runs only where it divides N (the dec pattern's tiles; 0: any N)
 };
 
 struct Size {  // a frag16s B of n x k
@@ -316,16 +317,17 @@ int main(int argc, char** argv) {
     CK(cudaFuncSetAttribute(k_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     CK(cudaFuncSetAttribute(k_dec, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     // The shipped dec configs (R, warps, stages): dec_16x64_m2 (4, 8, 2), dec_16x32_m2 (2, 8, 3),
-    // dec_16x64_w16 (4, 16, 2); then deeper rings.
-    for (const auto& cfg :
-         {std::tuple<int, int, int>{4, 8, 2}, {2, 8, 3}, {4, 16, 2}, {4, 8, 4}, {2, 8, 6}}) {
+    // dec_16x64_w16 (4, 16, 2), dec_16x64_w12 (4, 12, 3), dec_16x80_w12 (5, 12, 2), dec_16x112_w12 (7, 12, 2); then
+    // deeper rings. A config runs only on sizes whose N its tile divides.
+    for (const auto& cfg : {std::tuple<int, int, int>{4, 8, 2}, {2, 8, 3}, {4, 16, 2}, {4, 12, 3}, {5, 12, 2},
+                            {7, 12, 2}, {4, 8, 4}, {2, 8, 6}}) {
         const int R = std::get<0>(cfg), W = std::get<1>(cfg), T = std::get<2>(cfg);
         const int smem = W * T * (R * F4GEMM_FRAG16S_CHUNK + 16 * 80 + 64 + 8);  // the dec kernel's ring
         pats.push_back({"dec_r" + std::to_string(R) + "_w" + std::to_string(W) + "_s" + std::to_string(T),
                         [=](const uint8_t* b, size_t, long n, int k, cudaStream_t s) {
                             k_dec<<<(unsigned)(n / (16 * R)), 32 * W, smem, s>>>(b, k, R, T, sink);
                         },
-                        true});
+                        true, 16L * R});
     }
 
     // empty kernels: the floor of a launch inside a graph
@@ -359,6 +361,7 @@ int main(int argc, char** argv) {
         };
         for (size_t pi = 0; pi < pats.size(); ++pi) {
             const Pattern& pt = pats[pi];
+            if (pt.tile_n && sz.n % pt.tile_n) continue;  // the tiles would not cover N
             capture([&](int i, cudaStream_t s) { pt.launch(bufs[i], bytes, sz.n, sz.k, s); });
             CK(cudaGetLastError());
             names.push_back(pt.name);
