@@ -58,17 +58,20 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
     assert script.main([os.path.join(res, "2026-12-01c", "tune_sk.log"), os.path.join(res, "2026-12-01d", "tune_dec.log"),
                         os.path.join(res, "2026-12-01d", "tune_dec_extra.log"),
                         os.path.join(res, "2026-12-01e", "tune_other.log"),
-                        os.path.join(res, "2026-12-01g", "tune_m16_14.log"), "--max-m", "16",
-                        "--exclude", r"_sk\.cubin|dec_16x80_w16|dec_32x112_w8|dec_32x32_w12", "-o", str(a)]) == 0
+                        os.path.join(res, "2026-12-01g", "tune_m16_14.log"),
+                        os.path.join(res, "2026-12-01h", "tune_w8_lo.log"), "--max-m", "16",
+                        "--exclude", r"_sk\.cubin|dec_16x80_w16|dec_32x112_w8|dec_32x32_w12",
+                        "-o", str(a)]) == 0
     assert script.main([os.path.join(res, "2026-12-01e", "tune_mid12.log"), os.path.join(res, "2026-12-01e", "tune_other.log"),
                         os.path.join(res, "2026-12-01f", "tune_mid13.log"),
                         os.path.join(res, "2026-12-01f", "tune_other13.log"),
                         os.path.join(res, "2026-12-01g", "tune_mid14.log"),
-                        os.path.join(res, "2026-12-01g", "tune_cv64_14.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-01g", "tune_cv64_14.log"),
+                        os.path.join(res, "2026-12-01h", "tune_w8_hi.log"), "--min-m", "17",
                         "--exclude", "dec_32x112_w8|dec_32x32_w12|dec_16x80_w16", "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 1599
+    assert len(table) == 1650
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):
