@@ -317,10 +317,16 @@ int main(int argc, char** argv) {
     CK(cudaFuncSetAttribute(k_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     CK(cudaFuncSetAttribute(k_dec, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     // The shipped dec configs (R, warps, stages): dec_16x64_m2 (4, 8, 2), dec_16x32_m2 (2, 8, 3),
-    // dec_16x64_w16 (4, 16, 2), dec_16x64_w12 (4, 12, 3), dec_16x80_w12 (5, 12, 2), dec_16x112_w12 (7, 12, 2); then
-    // deeper rings. A config runs only on sizes whose N its tile divides.
-    for (const auto& cfg : {std::tuple<int, int, int>{4, 8, 2}, {2, 8, 3}, {4, 16, 2}, {4, 12, 3}, {5, 12, 2},
-                            {7, 12, 2}, {4, 8, 4}, {2, 8, 6}}) {
+    // dec_16x64_w16 (4, 16, 2), dec_16x64_w12 (4, 12, 3), dec_16x80_w12 (5, 12, 2), dec_16x112_w12 (7, 12,
+    // 2); then deeper rings. A config runs only on sizes whose N its tile divides.
+    for (const auto& cfg : {std::tuple<int, int, int>{4, 8, 2},
+                            {2, 8, 3},
+                            {4, 16, 2},
+                            {4, 12, 3},
+                            {5, 12, 2},
+                            {7, 12, 2},
+                            {4, 8, 4},
+                            {2, 8, 6}}) {
         const int R = std::get<0>(cfg), W = std::get<1>(cfg), T = std::get<2>(cfg);
         const int smem = W * T * (R * F4GEMM_FRAG16S_CHUNK + 16 * 80 + 64 + 8);  // the dec kernel's ring
         pats.push_back({"dec_r" + std::to_string(R) + "_w" + std::to_string(W) + "_s" + std::to_string(T),
