@@ -176,14 +176,23 @@ class Session:
     so any predecessor is safe (docs/KERNELS_SM90.md "Launch overlap"). Settable later as session.pdl."""
 
     def __init__(self, device: Any = None, co_dir: Optional[str] = None, pdl: bool = False):
-        if not isinstance(pdl, bool):
-            raise ValueError(f"pdl: got {pdl!r}: pass True (overlap each GEMM's start with the kernel ahead) or False")
-        self.pdl = pdl
+        self.pdl = pdl  # checked by the setter
         backend, index = _parse_device(device)
         self._index = index
         self._s = _ext.Session(backend, index, _co_dir(co_dir) if backend == "cuda" else "", True)
         self.gpu = bool(self._s.gpu)
         self.device = f"cuda:{index}" if self.gpu else "cpu"
+
+    @property
+    def pdl(self) -> bool:
+        """Whether this Session's GPU GEMMs are launched with programmatic dependent launch."""
+        return self._pdl
+
+    @pdl.setter
+    def pdl(self, on: bool) -> None:
+        if not isinstance(on, bool):
+            raise ValueError(f"pdl: got {on!r}: pass True (overlap each GEMM's start with the kernel ahead) or False")
+        self._pdl = on
 
     # ---- what it is ----
     @property
@@ -440,7 +449,7 @@ class Session:
             else:
                 d = o.obj if o is not None else ar.empty(a.kind, (m, n), "bfloat16", dev)
             self._s.gemm(m, n, k, alpha, beta, a_ptr, s_ptr, ar.ptr(w._buf, w._adopted), c_ptr, ar.ptr(d, a.kind),
-                         stream, accum, bool(self.pdl))
+                         stream, accum, self._pdl)
             if bits_only:
                 wide = ar.bf16_bits_to_f32(d, ar._mod("cupy"))
                 if o is not None:

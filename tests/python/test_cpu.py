@@ -288,7 +288,12 @@ def test_bad_session_arguments():
     _raises(lambda: f4gemm.Session(-1), "device: ordinal -1", ">= 0")
     _raises(lambda: f4gemm.Session(True), "device: True")
     _raises(lambda: f4gemm.Session("cpu", pdl="yes"), "pdl: got 'yes'", "pass True")
-    assert f4gemm.Session("cpu", pdl=True).pdl is True  # no kernels to overlap on the CPU: accepted, no effect
+    s = f4gemm.Session("cpu", pdl=True)
+    assert s.pdl is True  # no kernels to overlap on the CPU: accepted, no effect
+    s.pdl = False
+    assert s.pdl is False
+    _raises(lambda: setattr(s, "pdl", 1), "pdl: got 1", "pass True")
+    assert s.pdl is False  # a refused value leaves it as it was
 
 
 def test_torch_cpu_tensors(rng):
