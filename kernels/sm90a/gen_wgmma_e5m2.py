@@ -65,6 +65,7 @@ struct {name}<{n}> {{
 
 if __name__ == "__main__":
     ns = (16, 32, 64, 128, 256)
-    body = "".join(spec(n) for n in ns) + "".join(spec(n, ss=True) for n in ns)
-    body += "".join(spec(n, acc=True) for n in (16, 32, 64, 128)) + "".join(spec(n, True, True) for n in (64, 128, 256))
+    ss = (16, 32, 64, 80, 128, 256)  # 80: the cv kernels' 80-row B tiles (A and B from shared memory)
+    body = "".join(spec(n) for n in ns) + "".join(spec(n, ss=True) for n in ss)
+    body += "".join(spec(n, acc=True) for n in (16, 32, 64, 128)) + "".join(spec(n, True, True) for n in (64, 80, 128, 256))
     print(HEADER + body + "\n}  // namespace sm90\n}  // namespace f4gemm")
