@@ -5,12 +5,12 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <vector>
 
 #include "launcher.hpp"
+#include "test_util.hpp"
 
 using namespace f4gemm;
 namespace fs = std::filesystem;
@@ -59,14 +59,7 @@ private:
 
 // A manifest of one sm_90a kernel with the given B layout; the code object is an empty file.
 Manifest one_kernel(const fs::path& dir, const std::string& b_layout) {
-    fs::create_directories(dir);
-    std::ofstream(dir / "k.cubin") << "";
-    return parse_manifest(
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
-        "layout\n"
-        "16,64,0,0,k,k.cubin,sm_90a,256,0,sm90v1," +
-            b_layout + ",plain\n",
-        (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
+    return test::one_kernel_manifest(dir, "16,64,0,0,k,k.cubin,sm_90a,256,0,sm90v1," + b_layout + ",plain");
 }
 
 std::vector<uint8_t> image_bytes(const OperandImage& i) {

@@ -15,6 +15,7 @@
 #include "f4gemm/error.hpp"
 #include "f4gemm/kernarg.h"
 #include "launcher.hpp"
+#include "test_util.hpp"
 
 using namespace f4gemm;
 namespace fs = std::filesystem;
@@ -61,17 +62,11 @@ private:
     int allocs_ = 0;
 };
 
-// One sm_90a kernel of the given abi and split-K capability; the code object is an empty file.
+// One sm_90a sm90v1 kernel with the given split-K capability (with_abi changes its abi).
 Manifest one_kernel(int split_k) {
-    const fs::path dir = fs::temp_directory_path() / "f4gemm_launch_overlap";
-    fs::create_directories(dir);
-    std::ofstream(dir / "k.cubin") << "";
-    return parse_manifest(
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
-        "layout\n"
-        "64,128," +
-            std::to_string(split_k) + ",0,k,k.cubin,sm_90a,384,1000,sm90v1,frag16s,plain\n",
-        (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
+    return test::one_kernel_manifest(
+        fs::temp_directory_path() / "f4gemm_launch_overlap",
+        "64,128," + std::to_string(split_k) + ",0,k,k.cubin,sm_90a,384,1000,sm90v1,frag16s,plain");
 }
 
 Manifest with_abi(Manifest m, KernelAbi abi) {

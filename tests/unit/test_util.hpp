@@ -3,8 +3,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "f4gemm/formats.hpp"
+#include "f4gemm/manifest.hpp"
 #include "f4gemm/operands.hpp"
 
 namespace f4gemm::test {
@@ -22,6 +26,18 @@ MxOperand make_mx(size_t rows, size_t k, Nib nib, Sc sc) {
         for (size_t b = 0; b < k / kBlockK; ++b) op.scales[r * (k / kBlockK) + b] = sc(r, b);
     }
     return op;
+}
+
+// A manifest in `dir` of one kernel whose code object, k.cubin, is an empty file: `row` is its CSV row, in
+// the columns tile_M .. scale_layout.
+inline Manifest one_kernel_manifest(const std::filesystem::path& dir, const std::string& row) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "k.cubin") << "";
+    return parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n" +
+            row + "\n",
+        (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
 }
 
 }  // namespace f4gemm::test
