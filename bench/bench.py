@@ -259,6 +259,18 @@ class ReadFloor:
                     "cuLaunchKernel(f4gemm_read_floor)")
 
 
+def open_floor(cubin, sms):
+    """The read-floor kernel, or None (saying why) when it is not built or does not load."""
+    if not os.path.exists(cubin):
+        print(f"read floor unavailable: {cubin} not built (cmake --build build)")
+        return None
+    try:
+        return ReadFloor(cubin, sms)
+    except Exception as e:  # noqa: BLE001
+        print(f"read floor unavailable: {e}")
+        return None
+
+
 def in_bytes(m, n, k):
     """The bytes an MXFP4 GEMM must read: A, B and both scale arrays (mx_bytes without D)."""
     return m * k // 2 + n * k // 2 + (m + n) * k // 32
@@ -563,9 +575,8 @@ def main():
         bench_quantizer(F4gemm(args.lib, args.co_dir), copy_gbs, args.reps, args.out)
         return
     if args.chain:
-        floor = ReadFloor(args.floor_cubin, dev.multi_processor_count) if os.path.exists(args.floor_cubin) else None
-        bench_chain(args.lib, args.co_dir, floor, args.reps, modes, [int(v) for v in args.chain_m.split(",")],
-                    args.out)
+        bench_chain(args.lib, args.co_dir, open_floor(args.floor_cubin, dev.multi_processor_count), args.reps, modes,
+                    [int(v) for v in args.chain_m.split(",")], args.out)
         return
     if args.grid:
         shapes = GRIDS[args.grid]
@@ -593,14 +604,7 @@ def main():
             else:
                 os.environ["F4GEMM_TUNED"] = saved
         assert f4u.kernels == f4.kernels, "both sessions read the same manifest"
-    floor = None
-    if os.path.exists(args.floor_cubin):
-        try:
-            floor = ReadFloor(args.floor_cubin, dev.multi_processor_count)
-        except Exception as e:  # noqa: BLE001
-            print(f"read floor unavailable: {e}")
-    else:
-        print(f"read floor unavailable: {args.floor_cubin} not built (cmake --build build)")
+    floor = open_floor(args.floor_cubin, dev.multi_processor_count)
     triton_run, triton_err = make_triton()
     if triton_err:
         print(triton_err)

@@ -131,7 +131,7 @@ class Linear(nn.Module):
             sess._s.quantize(x2.data_ptr(), x2.dtype == torch.bfloat16, m, k, x2.stride(0) if m > 1 else k,
                              a.data_ptr(), sa.data_ptr(), stream)
             sess._s.gemm(m, n, k, 1.0, 0.0, a.data_ptr(), sa.data_ptr(), w.data_ptr(), 0, d.data_ptr(), stream,
-                         self.accum, bool(sess.pdl))
+                         self.accum, sess.pdl)
             if self.bias is not None:
                 d.add_(self.bias)
         y = d.reshape(*lead, n)
