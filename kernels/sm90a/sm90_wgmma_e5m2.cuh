@@ -22,6 +22,23 @@ template <int N>
 struct WgmmaE5m2Acc;  // as WgmmaE5m2, accumulating into d (scale-d = 1)
 
 template <>
+struct WgmmaE5m2<8> {
+    static constexpr int kRegs = 4;
+    __device__ __forceinline__ static void mma(float (&d)[kRegs], const uint32_t (&a)[4], uint64_t desc_b) {
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "setp.ne.b32 p, %9, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 "
+            "{%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, %8, p, 1, 1;\n"
+            "}\n"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
+    }
+};
+
+template <>
 struct WgmmaE5m2<16> {
     static constexpr int kRegs = 8;
     __device__ __forceinline__ static void mma(float (&d)[kRegs], const uint32_t (&a)[4], uint64_t desc_b) {
