@@ -24,11 +24,15 @@
 //   - The warps' fp32 partials are summed in shared memory in warp order (deterministic); the epilogue
 //     applies 2^(refA + refB), NaN rows and columns, alpha, beta * C.
 //   - A rows whose scales span more than the FP8 window send the whole CTA to exact_tile, like B above.
+//   - DEC_WG 1 (dec_loop_wg) replaces the mma.sync main loop with register-A FP8 wgmma: the same words as e5m2
+//     fragments without the f16 permutes, the activations as an SW128 e5m2 image in shared memory; the
+//     start-up, the exact path, the B scales in the FFMA and the epilogue are the ones above.
 // One source, many cubins (configs in kernels/sm90a/kernels.json); docs/KERNELS_SM90.md "dec".
 #include "f4gemm/frag16s.h"
 #include "f4gemm/weight.h"
 #include "sm90_common.cuh"
 #include "sm90_ptx.cuh"
+#include "sm90_wgmma_e5m2.cuh"
 
 #include <type_traits>
 
@@ -56,6 +60,22 @@
 #ifndef F4GEMM_DEC_STAGES
 #define F4GEMM_DEC_STAGES 4
 #endif
+//   DEC_WG      0: each warp converts all DEC_R groups of its K range to f16 for mma.sync (HMMA).
+//               1: the wgmma design (dec_loop_wg): warpgroups split K; in each, warp q owns groups q, q + 4,
+//               .. of the tile, turns their bit-plane words into e5m2 with two masks and a shift (the words
+//               are already its register-A fragment, as in ws_swap_*_fs), and the warpgroup issues one
+//               register-A FP8 wgmma per 64 weight rows and 32-K block on an SW128 e5m2 image of the
+//               activations, which its four warps convert in shared memory, a quarter (one block of each row)
+//               each. No PRMT per weight element: half the integer-pipe instructions of DEC_WG 0
+//               (docs/PERF.md entry 41).
+#ifndef F4GEMM_DEC_WG
+#define F4GEMM_DEC_WG 0
+#endif
+//   DEC_CH      DEC_WG 1: 128-K chunks per ring slot (one bulk copy of DEC_CH chunks per group), so that the
+//               per-slot costs (the wait, the copies, the image barrier) are paid once per DEC_CH chunks
+#ifndef F4GEMM_DEC_CH
+#define F4GEMM_DEC_CH 1
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -67,6 +87,12 @@ constexpr int kStages = F4GEMM_DEC_STAGES;
 constexpr int TILE_M = F4GEMM_DEC_M;
 constexpr int TILE_N = 16 * kR;
 constexpr int kMt8 = TILE_M / 8;  // 8-row activation tiles of a full CTA row
+constexpr bool kWG = F4GEMM_DEC_WG != 0;
+constexpr int kNWG = kWarps / 4;              // warpgroups (DEC_WG 1)
+constexpr int kRw = kWG ? kR / 4 : kR;        // 16-row groups per warp
+constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
+static_assert(!kWG || (kR % 4 == 0 && kWarps % 4 == 0 && TILE_M == 16),
+              "DEC_WG 1: whole warpgroups, 64-row multiples, 16 activation rows");
 static_assert(TILE_M == 16 || TILE_M == 32, "DEC_M: 16 or 32 activation rows per CTA");
 // The start-up: warps 0 .. TILE_M/4 - 1 scan A's scales and the last TILE_N threads read B's row summaries at
 // the same time where the CTA has warps for both (every 16-row config); otherwise the first TILE_N threads
@@ -84,12 +110,20 @@ constexpr int kBSpan = 100;  // B exponents of a CTA within 100 binades: 2^(e - 
 // sector per row and chunk, and cost 13-19% of the time (docs/PERF.md entry 17).
 constexpr int kChunkB = F4GEMM_FRAG16S_CHUNK;
 static_assert(kChunkB == 1024 + 16 * 4, "a chunk: 1024 bytes of frag16 words, 16 rows x 4 scale bytes");
-constexpr int kSlotB = kR * kChunkB;
-constexpr int kAPitch = 80;
+// DEC_WG 1: a slot holds kCh chunks of each of the warp's groups (kCh * kChunkB contiguous bytes per group,
+// as in W), and only the warp's quarter of the activations (block q of every row and chunk, 16 bytes each).
+constexpr int kSlotB = kRw * kCh * kChunkB;
+constexpr int kAPitch = kWG ? 16 : 80;
 constexpr int kOffA = kSlotB;
-constexpr int kOffAs = kOffA + TILE_M * kAPitch;
-constexpr int kStageBytes = kOffAs + TILE_M * 4;
-constexpr int kRingBytes = kStages * kWarps * kStageBytes + kStages * kWarps * 8;  // slots + mbarriers
+constexpr int kOffAs = kOffA + kCh * TILE_M * kAPitch;
+constexpr int kStageBytes = kOffAs + kCh * TILE_M * 4;
+// DEC_WG 1: per warpgroup two SW128 e5m2 images of the chunk's activations (TILE_M rows x 128 bytes), by
+// chunk parity, 1024-byte aligned (the swizzle atom); + 1024 for the alignment of the dynamic shared memory
+// base.
+constexpr int kImgBytes = TILE_M * 128;  // one chunk; a buffer holds kCh
+constexpr int kOffImg = kStages * kWarps * kStageBytes + kStages * kWarps * 8;
+constexpr int kRingBytes =
+    kOffImg + (kWG ? 1024 + kNWG * 2 * kCh * kImgBytes : 0);  // slots + mbarriers (+ images)
 static_assert(kStageBytes % 16 == 0, "slot alignment");
 constexpr int kRedPitch = TILE_N + 4;  // floats; = 4 mod 32: the fragment stores hit 32 distinct banks
 constexpr int kRedBytes = kWarps * TILE_M * kRedPitch * 4;
@@ -130,7 +164,7 @@ __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
 // arrivals), issued kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
 template <int kNt8>
 __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c0, int c1, int lane,
-                                         const int (&refA)[kMt8], uint32_t kB, float (&acc)[kR][kMt8][4],
+                                         const int (&refA)[kMt8], uint32_t kB, float (&acc)[kRw][kMt8][4],
                                          uint8_t* ring, uint64_t* bars) {
     const int g = lane >> 2, t = lane & 3;
     const long grp = (long)f4gemm::frag16s_group_bytes(p.K);  // bytes per 16-row group of B (frag16s)
@@ -249,6 +283,226 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     }
 }
 
+// DEC_WG 1: the main loop of warp q of warpgroup wg over chunks [c0, c1) of 128 K, kCh per ring slot. kNt8:
+// activation 8-row tiles (wgmma N = 8 * kNt8). Per slot: the warp converts block q of every activation row of
+// the slot's chunks into the warpgroup's image (cvt8 per word with the row's folded scale, as every other
+// kernel's S side; one word per lane and task), meets the other three warps there, then per chunk loads and
+// converts the 4 blocks of its groups' fragments into registers, issues 4 * kRw wgmmas (fresh accumulators)
+// and applies B's block scales in the FFMA as dec_loop does; the slot is refilled once all its chunks are
+// read.
+template <int kNt8>
+__device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, int c0, int c1, int lane, int q,
+                                            int wg, const int* s_ref, uint32_t kB, float (&acc)[kRw][kMt8][4],
+                                            uint8_t* ring, uint64_t* bars, uint8_t* img) {
+    constexpr int kN = 8 * kNt8;                  // wgmma N: activation rows
+    constexpr int kJB = kRw * kNt8 >= 4 ? 2 : 4;  // blocks per wgmma batch
+    using Mma = WgmmaE5m2<kN>;
+    const int g = lane >> 2;
+    const long grp = (long)f4gemm::frag16s_group_bytes(p.K);
+    const uint8_t* bgroup = p.B + (long)(n0 / 16) * grp;
+    const int groups = w_tile_groups<TILE_N>(p.N, n0);
+    int mine = 0;  // this warp's groups inside W (groups q, q + 4, ..)
+#pragma unroll
+    for (int r = 0; r < kRw; ++r) mine += (q + 4 * r < groups) ? 1 : 0;
+
+    if (lane == 0) {
+#pragma unroll
+        for (int i = 0; i < kStages; ++i) mbar_init(&bars[i], 33);
+        fence_barrier_init();
+    }
+    __syncwarp();
+    // Slot i holds chunks c .. c + n - 1 (n = min(kCh, c1 - c)).
+    auto issue = [&](int c, int slot) {
+        if (c >= c1) return;  // warp-uniform
+        const int n = min(kCh, c1 - c);
+        uint8_t* dst = ring + slot * kStageBytes;
+        if (lane == 0) {
+            mbar_arrive_expect_tx(&bars[slot], mine * n * kChunkB);
+#pragma unroll
+            for (int r = 0; r < kRw; ++r)
+                if (q + 4 * r < groups)
+                    bulk_copy_g2s(dst + r * kCh * kChunkB,
+                                  bgroup + (q + 4 * r) * grp + F4GEMM_FRAG16S_HEAD + (long)c * kChunkB,
+                                  n * kChunkB, &bars[slot]);
+        }
+#pragma unroll
+        for (int i = lane; i < kCh * kN; i += 32) {  // block q of activation row i % kN of chunk c + i / kN
+            const int u = i / kN, row = i % kN;
+            if (u < n) {
+                cp_async_16(dst + kOffA + (u * TILE_M + row) * kAPitch,
+                            p.A + (long)(m0 + row) * p.lda + (c + u) * 64 + q * 16);
+                cp_async_4(dst + kOffAs + (u * TILE_M + row) * 4,
+                           p.sA + (long)(m0 + row) * p.ldsa + (c + u) * 4);
+            }
+        }
+        cp_async_mbar_arrive(&bars[slot]);
+    };
+    const uint32_t img0 = smem_u32(img);
+
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) issue(c0 + i * kCh, i);
+    int slot = 0, buf = 0;
+    uint32_t phase = 0;
+    for (int c = c0; c < c1; c += kCh) {
+        const int n = min(kCh, c1 - c);
+        mbar_wait(&bars[slot], phase);
+        const uint8_t* s = ring + slot * kStageBytes;
+        uint8_t* im = img + buf * kCh * kImgBytes;
+        // Activations: task i = (chunk u, row, word w) of block q -> e5m2 with the row's folded scale
+#pragma unroll
+        for (int i = lane; i < kCh * kN * 4; i += 32) {
+            const int u = i / (4 * kN), row = (i / 4) % kN, w = i % 4;
+            if (u < n) {
+                const uint32_t x =
+                    *reinterpret_cast<const uint32_t*>(s + kOffA + (u * TILE_M + row) * kAPitch + 4 * w);
+                const uint32_t sw = *reinterpret_cast<const uint32_t*>(s + kOffAs + (u * TILE_M + row) * 4);
+                uint32_t lut_lo, lut_hi, lo, hi;
+                make_lut((int)((sw >> (8 * q)) & 0xFFu) - s_ref[row], lut_lo, lut_hi);
+                cvt8(x, lut_lo, lut_hi, lo, hi);
+                uint8_t* dst =
+                    im + u * kImgBytes + row * 128 + 4 * w;  // SW128: 16-byte chunk c at c ^ (row % 8)
+                *reinterpret_cast<uint32_t*>(dst + (((2 * q) ^ (row & 7)) << 4)) = lo;
+                *reinterpret_cast<uint32_t*>(dst + (((2 * q + 1) ^ (row & 7)) << 4)) = hi;
+            }
+        }
+        fence_proxy_async();         // the image is read by wgmma (async proxy)
+        named_barrier(1 + wg, 128);  // the warpgroup's four quarters of the image are written
+#pragma unroll
+        for (int u = 0; u < kCh; ++u) {
+            if (u >= n) break;  // warpgroup-uniform
+            uint32_t bsc[kRw][2];
+            uint32_t a[4][kRw][4];
+#pragma unroll
+            for (int r = 0; r < kRw; ++r) {
+                const uint8_t* gs = s + (r * kCh + u) * kChunkB;
+                bsc[r][0] = *reinterpret_cast<const uint32_t*>(gs + 1024 + g * 4);
+                bsc[r][1] = *reinterpret_cast<const uint32_t*>(gs + 1024 + (8 + g) * 4);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {  // word t of block j of rows g and g + 8: the wgmma A fragment
+                    const uint32_t x0 = *reinterpret_cast<const uint32_t*>(gs + j * 128 + lane * 4);
+                    const uint32_t x1 = *reinterpret_cast<const uint32_t*>(gs + j * 128 + lane * 4 + 512);
+                    a[j][r][0] = f4gemm::bitplane_lo_e5m2(x0);
+                    a[j][r][1] = f4gemm::bitplane_lo_e5m2(x1);
+                    a[j][r][2] = f4gemm::bitplane_hi_e5m2(x0);
+                    a[j][r][3] = f4gemm::bitplane_hi_e5m2(x1);
+                }
+            }
+            if (u == n - 1) {  // every lane's reads of this slot are done: it may be refilled
+                __syncwarp();
+                issue(c + kStages * kCh, slot);
+            }
+            const uint64_t desc = make_desc_sw128(img0 + (buf * kCh + u) * kImgBytes);
+            // The chunk's wgmmas in batches of kJB blocks (all 4, or 2 where 4 batches of fresh accumulators
+            // would not fit the register budget beside the fragments: 128-row tiles at N = 16)
+            const auto batch = [&](auto jc) {
+                constexpr int j0 = decltype(jc)::value;
+                float f[kJB][kRw][Mma::kRegs];
+                wgmma_fence();
+#pragma unroll
+                for (int jj = 0; jj < kJB; ++jj)
+#pragma unroll
+                    for (int r = 0; r < kRw; ++r)
+                        Mma::mma(f[jj][r], a[j0 + jj][r], desc + (uint64_t)((32 * (j0 + jj)) >> 4));
+                wgmma_commit();
+                wgmma_wait<0>();
+#pragma unroll
+                for (int jj = 0; jj < kJB; ++jj)
+#pragma unroll
+                    for (int r = 0; r < kRw; ++r) {
+#pragma unroll
+                        for (int i = 0; i < 4; ++i)
+                            fence_reg(a[j0 + jj][r][i]);  // live until read by the wgmma
+#pragma unroll
+                        for (int i = 0; i < Mma::kRegs; ++i) fence_reg(f[jj][r][i]);
+                    }
+#pragma unroll
+                for (int jj = 0; jj < kJB; ++jj) {
+#pragma unroll
+                    for (int r = 0; r < kRw; ++r) {
+                        const int j = j0 + jj;
+                        const uint32_t t0 = bsc[r][0] + kB, t1 = bsc[r][1] + kB;
+                        const float f0 = __uint_as_float(f4gemm::pow2_bits_of_byte(t0, j));
+                        const float f1 = __uint_as_float(f4gemm::pow2_bits_of_byte(t1, j));
+#pragma unroll
+                        for (int h = 0; h < kNt8; ++h) {
+                            acc[r][h][0] = fmaf(f[jj][r][4 * h + 0], f0, acc[r][h][0]);
+                            acc[r][h][1] = fmaf(f[jj][r][4 * h + 1], f0, acc[r][h][1]);
+                            acc[r][h][2] = fmaf(f[jj][r][4 * h + 2], f1, acc[r][h][2]);
+                            acc[r][h][3] = fmaf(f[jj][r][4 * h + 3], f1, acc[r][h][3]);
+                        }
+                    }
+                }
+            };
+            batch(std::integral_constant<int, 0>{});
+            if constexpr (kJB == 2) batch(std::integral_constant<int, 2>{});
+        }
+        buf ^= 1;
+        if (++slot == kStages) {
+            slot = 0;
+            phase ^= 1u;
+        }
+    }
+    // Every warpgroup leaves having passed its image barrier as often as the one with the most slots
+    // (nch over kNWG warpgroups in slots of kCh: the counts differ by one at most). Not needed for the
+    // result; compute-sanitizer racecheck reported hazards between the epilogue's partial stores and the
+    // sum over them (two __syncthreads apart) wherever the counts differed, and none with them equal
+    // (docs/PERF.md entry 41).
+    {
+        const int nch = p.K / 128;
+        int most = 0;
+#pragma unroll
+        for (int w = 0; w < kNWG; ++w)
+            most = max(most, ((w + 1) * nch / kNWG - w * nch / kNWG + kCh - 1) / kCh);
+        for (int i = (c1 - c0 + kCh - 1) / kCh; i < most; ++i) named_barrier(1 + wg, 128);
+    }
+    __syncwarp();
+    if (lane == 0) {
+#pragma unroll
+        for (int i = 0; i < kStages; ++i) mbar_inval(&bars[i]);
+    }
+}
+
+// The main loop of one warp: dec_loop (DEC_WG 0) or dec_loop_wg (DEC_WG 1) over its share of the chunks, with
+// the 8-row activation tiles the CTA's rows need. A template so that only the chosen design is instantiated.
+template <bool W>
+__device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int warp, int lane,
+                                           const int (&refA)[kMt8], const int* s_ref, uint32_t kB,
+                                           float (&acc)[kRw][kMt8][4], uint8_t* smem) {
+    uint8_t* ring = smem + warp * kStages * kStageBytes;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
+    const int nch = p.K / 128;
+    if constexpr (W) {
+        const int wg = warp / 4;
+        const int c0 = wg * nch / kNWG, c1 = (wg + 1) * nch / kNWG;
+        const uint32_t base = smem_u32(smem);
+        uint8_t* img = smem + ((base + kOffImg + 1023u) & ~1023u) - base + wg * 2 * kCh * kImgBytes;
+        if (p.M - m0 > 8) {
+            dec_loop_wg<2>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
+        } else {
+            dec_loop_wg<1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
+        }
+    } else {
+        const int c0 = warp * nch / kWarps, c1 = (warp + 1) * nch / kWarps;
+        if constexpr (kMt8 == 2) {
+            if (p.M - m0 > 8) {
+                dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+            } else {
+                dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+            }
+        } else {  // the CTA's real rows in 8-row tiles: 17..32 rows are the case this config is for
+            if (p.M - m0 > 24) {
+                dec_loop<4>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+            } else if (p.M - m0 > 16) {
+                dec_loop<3>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+            } else if (p.M - m0 > 8) {
+                dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+            } else {
+                dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 // No split-K (the CTA's warps split K among themselves); B from W.
@@ -332,48 +586,32 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     int refA[kMt8];
 #pragma unroll
     for (int h = 0; h < kMt8; ++h) refA[h] = s_ref[8 * h + g];
-    float acc[kR][kMt8][4];
+    float acc[kRw][kMt8][4];
 #pragma unroll
-    for (int rg = 0; rg < kR; ++rg)
+    for (int rg = 0; rg < kRw; ++rg)
 #pragma unroll
         for (int h = 0; h < kMt8; ++h)
 #pragma unroll
             for (int i = 0; i < 4; ++i) acc[rg][h][i] = 0.0f;
 
-    uint8_t* ring = smem + warp * kStages * kStageBytes;
-    uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
-    const int nch = p.K / 128;
-    const int c0 = warp * nch / kWarps, c1 = (warp + 1) * nch / kWarps;
-    if constexpr (kMt8 == 2) {
-        if (p.M - m0 > 8) {
-            dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-        } else {
-            dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-        }
-    } else {  // the CTA's real rows in 8-row tiles: 17..32 rows are the case this config is for
-        if (p.M - m0 > 24) {
-            dec_loop<4>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-        } else if (p.M - m0 > 16) {
-            dec_loop<3>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-        } else if (p.M - m0 > 8) {
-            dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-        } else {
-            dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
-        }
-    }
+    main_loops<kWG>(p, m0, n0, warp, lane, refA, s_ref, kB, acc, smem);
 
     pdl_trigger();    // the main loop is done: the next kernel on the stream may be scheduled
     __syncthreads();  // the partials below overwrite the ring of other warps
-    // Partials -> shared memory: acc[rg][h][i] is output (m = 8h + 2t + i%2, n = 16rg + g + 8(i/2)).
+    // Partials -> shared memory: acc[r][h][i] is output (m = 8h + 2t + i%2, n = 16rg + g + 8(i/2)) with
+    // rg = r (DEC_WG 0) or the warp's r-th group q + 4r (DEC_WG 1: the other rows of its slice stay
+    // unwritten).
     const int t = lane & 3;
     float* mine = red + warp * TILE_M * kRedPitch;
 #pragma unroll
-    for (int rg = 0; rg < kR; ++rg)
+    for (int r = 0; r < kRw; ++r) {
+        const int rg = kWG ? warp % 4 + 4 * r : r;
 #pragma unroll
         for (int h = 0; h < kMt8; ++h)
 #pragma unroll
             for (int i = 0; i < 4; ++i)
-                mine[(8 * h + 2 * t + (i % 2)) * kRedPitch + 16 * rg + g + 8 * (i / 2)] = acc[rg][h][i];
+                mine[(8 * h + 2 * t + (i % 2)) * kRedPitch + 16 * rg + g + 8 * (i / 2)] = acc[r][h][i];
+    }
     __syncthreads();
     // Sum over warps in order; v = sum * 2^(refA - 127) * 2^(refB - 127 + 14) (bit-plane B is e2m1 * 2^-14).
     const float qnan = __int_as_float(0x7FC00000);
@@ -381,8 +619,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         const int m = idx / TILE_N, n = idx % TILE_N;
         if (m0 + m >= p.M || n0 + n >= p.N) continue;
         float s = 0.0f;
+        if constexpr (kWG) {  // the warps that own row n: warp (n / 16) % 4 of each warpgroup, in order
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) s += red[(w * TILE_M + m) * kRedPitch + n];
+            for (int w = (n / 16) % 4; w < kWarps; w += 4) s += red[(w * TILE_M + m) * kRedPitch + n];
+        } else {
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) s += red[(w * TILE_M + m) * kRedPitch + n];
+        }
         float v = ldexpf(s, s_ref[m] + refB - 254 + 14);
         if (s_nan[m] || s_nan[TILE_M + n]) v = qnan;
         store_value(p, geo, m0 + m, n0 + n, v);
