@@ -25,9 +25,8 @@
 //     applies 2^(refA + refB), NaN rows and columns, alpha, beta * C.
 //   - A rows whose scales span more than the FP8 window send the whole CTA to exact_tile, like B above.
 //   - DEC_WG 1 (dec_loop_wg) replaces the mma.sync main loop with register-A FP8 wgmma: the same words as
-//   e5m2
-//     fragments without the f16 permutes, the activations as an SW128 e5m2 image in shared memory; the
-//     start-up, the exact path, the B scales in the FFMA and the epilogue are the ones above.
+//     e5m2 fragments without the f16 permutes, the activations as an SW128 e5m2 image in shared memory;
+//     the start-up, the exact path, the B scales in the FFMA and the epilogue are the ones above.
 // One source, many cubins (configs in kernels/sm90a/kernels.json); docs/KERNELS_SM90.md "dec".
 #include "f4gemm/frag16s.h"
 #include "f4gemm/weight.h"
