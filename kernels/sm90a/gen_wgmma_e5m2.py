@@ -64,7 +64,7 @@ struct {name}<{n}> {{
 
 
 if __name__ == "__main__":
-    ns = (8, 16, 32, 64, 128, 256)  # 8: the dec_*_wg kernels at M <= 8
+    ns = (8, 16, 24, 32, 64, 128, 256)  # 8, 24: the dec_*_wg kernels' activation tiles of 8 and 24 rows
     ss = (16, 32, 64, 80, 128, 256)  # 80: the cv kernels' 80-row B tiles (A and B from shared memory)
     body = "".join(spec(n) for n in ns) + "".join(spec(n, ss=True) for n in ss)
     body += "".join(spec(n, acc=True) for n in (16, 32, 64, 128)) + "".join(spec(n, True, True) for n in (64, 80, 128, 256))

@@ -91,8 +91,7 @@ constexpr bool kWG = F4GEMM_DEC_WG != 0;
 constexpr int kNWG = kWarps / 4;              // warpgroups (DEC_WG 1)
 constexpr int kRw = kWG ? kR / 4 : kR;        // 16-row groups per warp
 constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
-static_assert(!kWG || (kR % 4 == 0 && kWarps % 4 == 0 && TILE_M == 16),
-              "DEC_WG 1: whole warpgroups, 64-row multiples, 16 activation rows");
+static_assert(!kWG || (kR % 4 == 0 && kWarps % 4 == 0), "DEC_WG 1: whole warpgroups, 64-row multiples");
 static_assert(TILE_M == 16 || TILE_M == 32, "DEC_M: 16 or 32 activation rows per CTA");
 // The start-up: warps 0 .. TILE_M/4 - 1 scan A's scales and the last TILE_N threads read B's row summaries at
 // the same time where the CTA has warps for both (every 16-row config); otherwise the first TILE_N threads
@@ -294,8 +293,8 @@ template <int kNt8>
 __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, int c0, int c1, int lane, int q,
                                             int wg, const int* s_ref, uint32_t kB, float (&acc)[kRw][kMt8][4],
                                             uint8_t* ring, uint64_t* bars, uint8_t* img) {
-    constexpr int kN = 8 * kNt8;                  // wgmma N: activation rows
-    constexpr int kJB = kRw * kNt8 >= 4 ? 2 : 4;  // blocks per wgmma batch
+    constexpr int kN = 8 * kNt8;                                        // wgmma N: activation rows
+    constexpr int kJB = kRw * kNt8 >= 6 ? 1 : kRw * kNt8 >= 4 ? 2 : 4;  // blocks per wgmma batch
     using Mma = WgmmaE5m2<kN>;
     const int g = lane >> 2;
     const long grp = (long)f4gemm::frag16s_group_bytes(p.K);
@@ -434,7 +433,9 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
                 }
             };
             batch(std::integral_constant<int, 0>{});
-            if constexpr (kJB == 2) batch(std::integral_constant<int, 2>{});
+            if constexpr (kJB == 1) batch(std::integral_constant<int, 1>{});
+            if constexpr (kJB <= 2) batch(std::integral_constant<int, 2>{});
+            if constexpr (kJB == 1) batch(std::integral_constant<int, 3>{});
         }
         buf ^= 1;
         if (++slot == kStages) {
@@ -476,7 +477,13 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
         const int c0 = wg * nch / kNWG, c1 = (wg + 1) * nch / kNWG;
         const uint32_t base = smem_u32(smem);
         uint8_t* img = smem + ((base + kOffImg + 1023u) & ~1023u) - base + wg * 2 * kCh * kImgBytes;
-        if (p.M - m0 > 8) {
+        if (kMt8 == 4 && p.M - m0 > 24) {  // wgmma N: the CTA's real rows in 8-row tiles
+            dec_loop_wg<kMt8 == 4 ? 4 : 1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars,
+                                           img);
+        } else if (kMt8 == 4 && p.M - m0 > 16) {
+            dec_loop_wg<kMt8 == 4 ? 3 : 1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars,
+                                           img);
+        } else if (p.M - m0 > 8) {
             dec_loop_wg<2>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
         } else {
             dec_loop_wg<1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
