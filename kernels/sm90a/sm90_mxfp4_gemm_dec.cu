@@ -134,8 +134,8 @@ static_assert(kStages >= 2, "ring depth");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 
 // D(16x8, fp32) = A(16x16, f16, row) * B(16x8, f16, col) + C.
-__device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
-                                     const float (&c)[4]) {
+[[maybe_unused]] __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                                      uint32_t b1, const float (&c)[4]) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
         "{%10, %11, %12, %13};"
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
@@ -144,10 +144,10 @@ __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint
 }
 
 // f16x2 of e5m2 bytes 0, 1 (lo) or 2, 3 (hi) of x (include/f4gemm/bitplane.h, tested on the host).
-__device__ __forceinline__ uint32_t f16x2_lo(uint32_t x) {
+[[maybe_unused]] __device__ __forceinline__ uint32_t f16x2_lo(uint32_t x) {
     return prmt(x, 0u, F4GEMM_F16X2_LO_SEL);
 }
-__device__ __forceinline__ uint32_t f16x2_hi(uint32_t x) {
+[[maybe_unused]] __device__ __forceinline__ uint32_t f16x2_hi(uint32_t x) {
     return prmt(x, 0u, F4GEMM_F16X2_HI_SEL);
 }
 
