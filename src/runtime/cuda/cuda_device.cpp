@@ -187,13 +187,8 @@ public:
         size_t size = args_bytes;
         void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                           CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-        if (!overlap_prior) {
-            F4GEMM_CU((static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                       smem, stream_, nullptr, config),
-                      cuLaunchKernel);
-            return;
-        }
-        // Programmatic dependent launch: scheduled once every CTA of the kernel ahead has started (its
+        // One launch path: cuLaunchKernelEx, with no attribute for a plain launch. With overlap_prior,
+        // programmatic dependent launch: scheduled once every CTA of the kernel ahead has started (its
         // griddepcontrol.launch_dependents); our kernels wait (griddepcontrol.wait) before touching memory.
         // Stream capture records it as a programmatic graph edge.
         CUlaunchAttribute attr{};
@@ -208,8 +203,8 @@ public:
         lc.blockDimZ = block.z;
         lc.sharedMemBytes = smem;
         lc.hStream = stream_;
-        lc.attrs = &attr;
-        lc.numAttrs = 1;
+        lc.attrs = overlap_prior ? &attr : nullptr;
+        lc.numAttrs = overlap_prior ? 1 : 0;
         F4GEMM_CU((&lc, static_cast<CUfunction>(function), nullptr, config), cuLaunchKernelEx);
     }
     void synchronize() override { F4GEMM_CU((stream_), cuStreamSynchronize); }
