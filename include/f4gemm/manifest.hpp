@@ -52,6 +52,10 @@ struct KernelConfig {
     // decode_round is each CTA's fixed cost (start-up, epilogue) in the same element-per-warp units.
     double decode_round = 0;
     int decode_warps = 0;
+    // "decode_speed": the decode model's element rate per warp in flight, relative to the mma.sync dec
+    // kernels (1, also when the column is absent or empty): the wgmma decode tile streams each warp's
+    // elements faster.
+    double decode_speed = 1;
     // "accum": the accumulation mode the kernel implements (exact | promoted; include/f4gemm/accum.hpp). A
     // manifest without the column (aiter's, older builds) lists exact kernels only.
     Accum accum = Accum::Exact;

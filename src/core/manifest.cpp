@@ -184,6 +184,14 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 (name == "cost_wave_k"    ? kc.cost_wave_k
                  : name == "cost_prepass" ? kc.cost_prepass
                                           : kc.decode_round) = x;
+            } else if (name == "decode_speed") {
+                if (v.empty()) continue;
+                char* end = nullptr;
+                const double x = std::strtod(v.c_str(), &end);
+                if (*end || !(x > 0) || !std::isfinite(x))
+                    fail(source, line_no,
+                         "bad decode_speed (got '" + v + "'): must be a positive number (empty: 1)");
+                kc.decode_speed = x;
             } else if (name == "decode_warps") {
                 if (!v.empty())
                     kc.decode_warps = parse_int(

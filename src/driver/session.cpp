@@ -70,14 +70,15 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
 // The decode model of a kernel that carries one (KernelConfig::decode_round, docs/HEURISTIC.md "Decode
 // model"): the busiest SM runs rounds = ceil(tiles / CUs) of its CTAs and streams rounds x tile_N x K
 // elements of B at a rate proportional to the warps it has in flight (CTAs resident at once x warps per CTA),
-// which saturates at decode_warps; each CTA costs decode_round more (its start-up scan, pipeline fill and
+// which saturates at decode_warps, times decode_speed (the kernel's rate per warp against the mma.sync dec
+// kernels'); each CTA costs decode_round more (its start-up scan, pipeline fill and
 // epilogue). Relative units (element-warps), comparable between kernels that carry the model. Negative when
 // the kernel has none.
 double decode_cost(const KernelConfig& kc, const HeuristicQuery& q) {
     if (kc.decode_round <= 0 || kc.decode_warps <= 0 || q.num_cu <= 0) return -1;
     const long rounds = (tiles_of(kc, q) + q.num_cu - 1) / q.num_cu;
     const long warps = std::min<long>(rounds, sm90_ctas_per_sm(kc)) * (kc.threads / 32);
-    const double rate = double(std::min<long>(warps, kc.decode_warps));
+    const double rate = double(std::min<long>(warps, kc.decode_warps)) * kc.decode_speed;
     return double(rounds) * (kc.decode_round + double(kc.tile_n) * double(kernel_k(kc, q.k)) / rate);
 }
 

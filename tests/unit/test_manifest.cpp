@@ -172,22 +172,27 @@ TEST(Manifest, CostColumns) {
     }
 }
 
-// The decode model's columns (kernels.json decode_round, decode_warps): a number and an integer, empty for
-// none.
+// The decode model's columns (kernels.json decode_round, decode_warps, decode_speed): a number, an integer
+// and a positive number; empty for none (decode_speed: 1).
 TEST(Manifest, DecodeModelColumns) {
     const std::string head =
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,abi,decode_round,decode_warps\n";
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,abi,decode_round,decode_warps,decode_speed\n";
     const Manifest m = parse_manifest(head +
-                                          "16,64,0,0,dec,dec.cubin,sm90v1,16384,12\n"
-                                          "64,128,1,0,ws,ws.cubin,sm90v1,,\n",
+                                          "16,64,0,0,dec,dec.cubin,sm90v1,16384,12,\n"
+                                          "16,128,0,0,wg,wg.cubin,sm90v1,16384,12,1.25\n"
+                                          "64,128,1,0,ws,ws.cubin,sm90v1,,,\n",
                                       "t.csv");
-    ASSERT_EQ(m.kernels.size(), 2u);
+    ASSERT_EQ(m.kernels.size(), 3u);
     EXPECT_DOUBLE_EQ(m.kernels[0].decode_round, 16384.0);
     EXPECT_EQ(m.kernels[0].decode_warps, 12);
-    EXPECT_EQ(m.kernels[1].decode_round, 0.0);
-    EXPECT_EQ(m.kernels[1].decode_warps, 0);
-    for (const auto& [cells, col] : {std::pair<std::string, std::string>{"-5,12", "decode_round"},
-                                     std::pair<std::string, std::string>{"16384,1.5", "decode_warps"}}) {
+    EXPECT_DOUBLE_EQ(m.kernels[0].decode_speed, 1.0);
+    EXPECT_DOUBLE_EQ(m.kernels[1].decode_speed, 1.25);
+    EXPECT_EQ(m.kernels[2].decode_round, 0.0);
+    EXPECT_EQ(m.kernels[2].decode_warps, 0);
+    for (const auto& [cells, col] : {std::pair<std::string, std::string>{"-5,12,", "decode_round"},
+                                     std::pair<std::string, std::string>{"16384,1.5,", "decode_warps"},
+                                     std::pair<std::string, std::string>{"16384,12,0", "decode_speed"},
+                                     std::pair<std::string, std::string>{"16384,12,fast", "decode_speed"}}) {
         const std::string e = manifest_error(head + "16,64,0,0,dec,dec.cubin,sm90v1," + cells + "\n");
         EXPECT_NE(e.find("t.csv:2: bad " + col), std::string::npos) << e;
     }

@@ -398,9 +398,11 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_NE(pick(m, 17, 16384, 16384), "f4gemm_sm90a_dec_16x128_wg12") << "max_m 16";
     EXPECT_EQ(pick(m, 16, 8192, 8192), "f4gemm_sm90a_dec_16x64_w12");
     EXPECT_EQ(pick(m, 8, 4096, 11008), "f4gemm_sm90a_dec_16x32_m2");
-    // tiles sized to the SM count: 128 tiles of 80 rows at N = 10240, two rounds of 112-row tiles at 28672
+    // tiles sized to the SM count: 128 tiles of 80 rows at N = 10240; at 28672 two rounds of 128-row wgmma
+    // tiles (decode_speed 1.25) against two of the 112-row mma.sync tiles, and the 112-row tile from M = 17
+    // (max_m 16)
     EXPECT_EQ(pick(m, 1, 10240, 8192), "f4gemm_sm90a_dec_16x80_w12");
-    EXPECT_EQ(pick(m, 16, 28672, 8192), "f4gemm_sm90a_dec_16x112_w12");
+    EXPECT_EQ(pick(m, 16, 28672, 8192), "f4gemm_sm90a_dec_16x128_wg12");
     // M = 17..32: the dec kernels where the swap kernel's CTAs fill at most two thirds of the SMs (64 tiles
     // at N = 8192, K too short to split; 80 at N = 10240), the 32-row ones where their tiles fill the SMs in
     // one round, the swap kernel from 108 tiles up and where it splits
