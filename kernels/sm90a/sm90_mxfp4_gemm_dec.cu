@@ -391,8 +391,9 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
                 issue(c + kStages * kCh, slot);
             }
             const uint64_t desc = make_desc_sw128(img0 + (buf * kCh + u) * kImgBytes);
-            // The chunk's wgmmas in batches of kJB blocks: all 4, or fewer where the fresh accumulators of 4 would
-            // not fit the register budget beside the fragments (two groups per warp: 2 at N = 16, 1 at 24 and 32)
+            // The chunk's wgmmas in batches of kJB blocks: all 4, or fewer where the fresh accumulators of
+            // 4 would not fit the register budget beside the fragments (two groups per warp: 2 at N = 16,
+            // 1 at N = 24 and 32)
             const auto batch = [&](auto jc) {
                 constexpr int j0 = decltype(jc)::value;
                 float f[kJB][kRw][Mma::kRegs];
