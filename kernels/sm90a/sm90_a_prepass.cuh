@@ -41,3 +41,19 @@ __device__ __forceinline__ void a_prepass_s_image(const F4gemmSm90Args& args, in
 
 }  // namespace sm90
 }  // namespace f4gemm
+
+// The pre-pass kernel <F4GEMM_KNL_NAME>_prepass of a GEMM whose tile is tile_m x tile_n (one definition for
+// the sources that ship one: ws with A_PREPASS, cv). Waits on the kernel ahead like every kernel (launch
+// overlap).
+#define F4GEMM_A_PREPASS_KERNEL(tile_m, tile_n)                                              \
+    extern "C" __global__ void __launch_bounds__(256)                                        \
+        F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) { \
+        F4GEMM_A_PREPASS_BODY(tile_m, tile_n)                                                \
+    }
+#if F4GEMM_SM90A_ENABLED
+#define F4GEMM_A_PREPASS_BODY(tile_m, tile_n) \
+    f4gemm::sm90::pdl_wait();                 \
+    f4gemm::sm90::a_prepass_s_image(args, (tile_m), (tile_n));
+#else
+#define F4GEMM_A_PREPASS_BODY(tile_m, tile_n) F4GEMM_TRAP_WRONG_ARCH();
+#endif

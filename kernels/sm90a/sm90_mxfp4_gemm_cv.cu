@@ -173,15 +173,7 @@ __device__ __forceinline__ void chain(float (&f)[kAccRegs], int s, uint8_t* smem
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PA1,
                   F4GEMM_B_FRAG16S, F4GEMM_ACCUM_PROMOTED);
 
-extern "C" __global__ void __launch_bounds__(256)
-    F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
-#if F4GEMM_SM90A_ENABLED
-    pdl_wait();
-    a_prepass_s_image(args, BLOCK_M, BLOCK_N);
-#else
-    F4GEMM_TRAP_WRONG_ARCH();
-#endif
-}
+F4GEMM_A_PREPASS_KERNEL(BLOCK_M, BLOCK_N)
 
 // =============================================================================================
 // GEMM: grid (tiles_n, tiles_m), kThreads threads, kSmemBytes of dynamic shared memory; after the pre-pass

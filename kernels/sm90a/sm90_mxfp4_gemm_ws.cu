@@ -218,15 +218,7 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS 
 
 #if F4GEMM_A_PREPASS
 // Pre-pass: A into the S image (sm90_a_prepass.cuh), the chunks WG0 would write for the S side.
-extern "C" __global__ void __launch_bounds__(256)
-    F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)(const __grid_constant__ F4gemmSm90Args args) {
-#if F4GEMM_SM90A_ENABLED
-    pdl_wait();
-    a_prepass_s_image(args, TILE_M, TILE_N);
-#else
-    F4GEMM_TRAP_WRONG_ARCH();
-#endif
-}
+F4GEMM_A_PREPASS_KERNEL(TILE_M, TILE_N)
 #endif
 
 // =============================================================================================
