@@ -69,6 +69,16 @@ int parse_int(const std::string& cell, const std::string& column, const IntRule&
     return static_cast<int>(v);
 }
 
+// A finite number, >= 0 (or > 0 where `positive`); the message names the column, the cell and `fix`.
+double parse_number(const std::string& cell, const std::string& column, bool positive, const char* fix,
+                    const std::string& source, int line) {
+    char* end = nullptr;
+    const double x = std::strtod(cell.c_str(), &end);
+    if (cell.empty() || *end || !(positive ? x > 0 : x >= 0) || !std::isfinite(x))
+        fail(source, line, "bad " + column + " (got '" + cell + "'): " + fix);
+    return x;
+}
+
 std::string dirname_of(const std::string& path) {
     size_t slash = path.find_last_of('/');
     if (slash == std::string::npos) return ".";
@@ -175,23 +185,15 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                                          source, line_no);
             } else if (name == "cost_wave_k" || name == "cost_prepass" || name == "decode_round") {
                 if (v.empty()) continue;
-                char* end = nullptr;
-                const double x = std::strtod(v.c_str(), &end);
-                if (*end || !(x >= 0) || !std::isfinite(x))
-                    fail(source, line_no,
-                         "bad " + name + " (got '" + v +
-                             "'): must be a non-negative number (0 or empty: none)");
                 (name == "cost_wave_k"    ? kc.cost_wave_k
                  : name == "cost_prepass" ? kc.cost_prepass
-                                          : kc.decode_round) = x;
+                                          : kc.decode_round) =
+                    parse_number(v, name, false, "must be a non-negative number (0 or empty: none)", source,
+                                 line_no);
             } else if (name == "decode_speed") {
-                if (v.empty()) continue;
-                char* end = nullptr;
-                const double x = std::strtod(v.c_str(), &end);
-                if (*end || !(x > 0) || !std::isfinite(x))
-                    fail(source, line_no,
-                         "bad decode_speed (got '" + v + "'): must be a positive number (empty: 1)");
-                kc.decode_speed = x;
+                if (!v.empty())
+                    kc.decode_speed =
+                        parse_number(v, name, true, "must be a positive number (empty: 1)", source, line_no);
             } else if (name == "decode_warps") {
                 if (!v.empty())
                     kc.decode_warps = parse_int(
