@@ -32,8 +32,10 @@ struct LaunchPlan {
     Dim3 pre_grid{0, 1, 1};       // pre-pass ABIs: (ceil(rows / 8), 1, 1), rows = Mr + Nr (pp1) or Mr (pa1);
                                   // x = 0: no pre-pass launch
     Dim3 pre_block{0, 1, 1};      // pre-pass ABIs: (256, 1, 1)
-    size_t scale_stride = 0;      // stride_ScaleA0 == stride_ScaleB0 in bytes
-    size_t args_bytes = 0;        // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1, sm90pa1)
+    Dim3 bconv_grid{0, 1, 1};   // sm90pp2: (kBconvCtas, 1, 1), <knl_name>_bconv beside the GEMM; x = 0: none
+    Dim3 bconv_block{0, 1, 1};  // sm90pp2: (256, 1, 1)
+    size_t scale_stride = 0;    // stride_ScaleA0 == stride_ScaleB0 in bytes
+    size_t args_bytes = 0;      // 0x174 (aiter) or 0x1a0 (sm90v1, sm90pp1, sm90pa1)
 };
 
 // Throws Errc::InvalidArgument if K % (1 << log2_k_split) != 0 (asm_f4gemm's split error),
@@ -50,14 +52,22 @@ size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz);
 int sm90_ctas_per_sm(const KernelConfig& kc);
 
 // sm90pp1 pre-pass workspace: e5m2 images of A (Mr x K) and B (Nr x K) bytes, then one uint32 per row
-// of each (Mr = M rounded up to tile_M, Nr = N to tile_N).
+// of each (Mr = M rounded up to tile_M, Nr = N to tile_N); sm90pp2 (kc.abi) adds one uint32 ready counter per
+// B tile and 128-K stage (Nr / tile_N x K / 128).
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k);
 // sm90pa1 pre-pass workspace: the e5m2 image of A (Mr x K bytes), then one uint32 per row of A.
 size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k);
 // True for the ABIs with a <knl_name>_prepass launch before the GEMM (sm90pp1, sm90pa1).
 inline bool has_prepass(KernelAbi abi) {
-    return abi == KernelAbi::Sm90pp1 || abi == KernelAbi::Sm90pa1;
+    return abi == KernelAbi::Sm90pp1 || abi == KernelAbi::Sm90pa1 || abi == KernelAbi::Sm90pp2;
 }
+// True for the ABI whose B is converted by <knl_name>_bconv while the GEMM runs (sm90pp2).
+inline bool has_bconv(KernelAbi abi) {
+    return abi == KernelAbi::Sm90pp2;
+}
+constexpr unsigned kBconvThreads = 256;  // sm90pp2's _bconv: 8 warps per CTA
+constexpr unsigned kBconvCtas = 32;      // and this many CTAs (docs/PERF.md entry 44)
+constexpr const char* kBconvSuffix = "_bconv";
 constexpr unsigned kPrepassThreads = 256;  // one warp per row (sm90pp1, sm90pa1)
 constexpr const char* kPrepassSuffix = "_prepass";
 

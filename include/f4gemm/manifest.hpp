@@ -20,6 +20,9 @@ enum class KernelAbi {
     Sm90pp1,  // F4gemmSm90Args, two launches: <knl_name>_prepass, then <knl_name>; the workspace holds
               // the pre-pass's e5m2 image of A and B (docs/ABI_SM90.md)
     Sm90pa1,  // as Sm90pp1, but the pre-pass converts A only (workspace: the image of A)
+    Sm90pp2,  // as Sm90pp1, three launches: <knl_name>_prepass (A, B's row words, ready counters zeroed),
+              // then <knl_name>_bconv (B, a few persistent CTAs) and <knl_name> running at once
+              // (docs/ABI_SM90.md)
 };
 
 struct KernelConfig {
@@ -30,11 +33,11 @@ struct KernelConfig {
     std::string knl_name;  // symbol to look up in the code object
     std::string co_name;   // file name inside the code-object folder
     // Our extra columns (defaults describe aiter's gfx950 kernels):
-    std::string arch = "gfx950";                            // "arch": gfx950 | sm_90a | ...
-    int threads = 256;                                      // "threads"
-    int smem_bytes = 0;                                     // "smem_bytes": dynamic shared memory
-    KernelAbi abi = KernelAbi::Aiter;                       // "abi": aiter | sm90v1 | sm90pp1 | sm90pa1
-    BLayout b_layout = BLayout::Aiter16x16;                 // "b_layout", default from bpreshuffle
+    std::string arch = "gfx950";             // "arch": gfx950 | sm_90a | ...
+    int threads = 256;                       // "threads"
+    int smem_bytes = 0;                      // "smem_bytes": dynamic shared memory
+    KernelAbi abi = KernelAbi::Aiter;        // "abi": aiter | sm90v1 | sm90pp1 | sm90pa1 | sm90pp2
+    BLayout b_layout = BLayout::Aiter16x16;  // "b_layout", default from bpreshuffle
     ScaleLayout scale_layout = ScaleLayout::AiterShuffled;  // "scale_layout"
     int max_m = 0;  // "max_m": our sm_90a selection policy offers this kernel only for M <= max_m (0: any M)
     int min_m = 0;  // "min_m": ... and only for M >= min_m (0: any M)

@@ -13,7 +13,7 @@ if(NOT ENTRIES OR NOT OUT)
     message(FATAL_ERROR "manifest.cmake: pass -DENTRIES=<file> -DOUT=<csv>")
 endif()
 
-set(abi_words sm90v1 sm90pp1 sm90pa1)  # F4GEMM_ABI_* codes 0, 1, 2
+set(abi_words sm90v1 sm90pp1 sm90pa1 sm90pp2)  # F4GEMM_ABI_* codes 0, 1, 2, 3
 set(b_layout_words plain frag16s)      # F4GEMM_B_* codes 0, 1
 set(accum_words exact promoted)        # F4GEMM_ACCUM_* codes 0, 1
 set(fields smem_bytes threads tile_m tile_n split_k abi b_layout accum)

@@ -37,11 +37,13 @@
 // The build reads them from the .ptx to write the manifest (kernels/sm90a/manifest.cmake), so each is
 // computed once, in the kernel source, and never restated in CMake; the selection policy's fields (priority,
 // max_m, min_m) come from kernels/sm90a/kernels.json. Not read at run time. Codes: abi 0 sm90v1, 1 sm90pp1,
-// 2 sm90pa1; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md). With the
-// row, F4GEMM_PDL_GLOBAL (kernarg.h), read at run time: every kernel of the source calls pdl_wait() first.
+// 2 sm90pa1, 3 sm90pp2; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md).
+// With the row, F4GEMM_PDL_GLOBAL (kernarg.h), read at run time: every kernel of the source calls pdl_wait()
+// first.
 #define F4GEMM_ABI_SM90V1 0
 #define F4GEMM_ABI_SM90PP1 1
 #define F4GEMM_ABI_SM90PA1 2
+#define F4GEMM_ABI_SM90PP2 3
 #define F4GEMM_B_PLAIN 0
 #define F4GEMM_B_FRAG16S 1
 #define F4GEMM_ACCUM_EXACT 0

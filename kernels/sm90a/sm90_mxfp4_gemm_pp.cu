@@ -57,7 +57,18 @@
 #define F4GEMM_PROMOTE 0
 #endif
 
+//   BCONV    0: abi sm90pp1, the pre-pass converts A and B, then the GEMM runs. 1: abi sm90pp2, B is
+//   converted
+//            by <name>_bconv, a few persistent CTAs launched after the pre-pass (which then converts A only,
+//            writes B's row words and zeroes one ready counter per (B tile, 128-K stage)), while the GEMM
+//            runs: its producer waits for a stage's counter before copying it, so the GEMM's main loop
+//            overlaps the conversion of B (docs/KERNELS_SM90.md "B converted beside the GEMM").
+#ifndef F4GEMM_BCONV
+#define F4GEMM_BCONV 0
+#endif
+
 #define F4GEMM_PREPASS_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)
+#define F4GEMM_BCONV_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _bconv)
 
 namespace {
 using namespace f4gemm::sm90;
@@ -68,6 +79,7 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr int kGroupM = F4GEMM_GROUP_M;
 constexpr int kSpan = F4GEMM_SPAN;
 constexpr int kPromote = F4GEMM_PROMOTE;
+constexpr bool kBconv = F4GEMM_BCONV != 0;
 constexpr int kKStage = 128;                      // K per stage = one 128-byte swizzle atom of e5m2
 constexpr int kSteps = kKStage / 32;              // k32 wgmmas (= scale blocks) per stage
 constexpr int kConsumers = BLOCK_M / 64;          // consumer warpgroups 1..kConsumers, 64 A rows each
@@ -115,12 +127,16 @@ static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 //   A8   (Mr/BLOCK_M, K/128, BLOCK_M, 128) e5m2 at byte 0
 //   B8   (Nr/BLOCK_N, K/128, BLOCK_N, 128) e5m2 at byte Mr*K
 //   rows uint32 [Mr] (A) then [Nr] (B)        at byte (Mr+Nr)*K
+//   ready uint32 [Nr/BLOCK_N][K/128]          at byte (Mr+Nr)*(K+4), sm90pp2 only: per B tile and 128-K
+//   stage,
+//                                             the 16-row groups of that stage converted (BLOCK_N/16 = ready)
 // Inside a (rows, 128) slab the 16-byte chunk c of row r is stored at chunk c ^ (r % 8): the 128B swizzle.
 struct Workspace {
     uint8_t* a8;
     uint8_t* b8;
     uint32_t* rows_a;
     uint32_t* rows_b;
+    uint32_t* ready;  // sm90pp2
 };
 __device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, const SplitGeometry& g,
                                                     int K) {
@@ -130,6 +146,7 @@ __device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, 
     w.b8 = ws + (size_t)g.Mr * K;
     w.rows_a = reinterpret_cast<uint32_t*>(ws + (size_t)(g.Mr + g.Nr) * K);
     w.rows_b = w.rows_a + g.Mr;
+    w.ready = w.rows_b + g.Nr;
     return w;
 }
 
@@ -164,11 +181,84 @@ __device__ __forceinline__ void promoted_chain(float (&f)[kAccRegs], int u, uint
 
 constexpr int kPrepassThreads = 256;  // one warp per row of A, one warp per (16-row group, chunk subset) of B
 constexpr int kBChunkWarps = 16;      // B: the 16 warps of a 16-row group split its 128-K chunks
+
+// One scale block of W (16 bytes of bit-plane words: row r, block j of a 128-K chunk) -> its two 16-byte
+// chunks 2j (words 0, 1: elements 0..15) and 2j + 1 of the row's 128-byte SW128 image row `dst_row` (chunk q
+// stored at q ^ sw, sw = r % 8), e2m1 * 2^(e - ref) as e5m2; NaN blocks: zeros (the epilogue writes NaN for
+// the column). The pre-pass and sm90pp2's _bconv write B's image with it.
+__device__ __forceinline__ void b_block_store(const uint4& x, uint32_t e, int ref, uint8_t* dst_row, int j,
+                                              int sw) {
+    uint4 o0 = make_uint4(0u, 0u, 0u, 0u), o1 = make_uint4(0u, 0u, 0u, 0u);
+    if (e != 0xFFu) {
+        uint32_t lut_lo, lut_hi;
+        make_lut((int)e - ref, lut_lo, lut_hi);
+        cvt8_bitplane(x.x, lut_lo, lut_hi, o0.x, o0.y);  // natural k order, as for A
+        cvt8_bitplane(x.y, lut_lo, lut_hi, o0.z, o0.w);
+        cvt8_bitplane(x.z, lut_lo, lut_hi, o1.x, o1.y);
+        cvt8_bitplane(x.w, lut_lo, lut_hi, o1.z, o1.w);
+    }
+    *reinterpret_cast<uint4*>(dst_row + (((2 * j) ^ sw) << 4)) = o0;
+    *reinterpret_cast<uint4*>(dst_row + (((2 * j + 1) ^ sw) << 4)) = o1;
+}
+
+// The GEMM's side of the ready counters of one B tile: waits until stage s is converted (all BLOCK_N / 16
+// groups) and returns the end of the run of converted stages from s, judged on up to 64 counters read at once
+// (relaxed 8-byte loads from the even stage s0 at or below s, then an acquire fence: one round trip per 64
+// stages; an acquire load per stage made the producer the bottleneck, docs/PERF.md entry 44). Stages below s
+// are known converted, and nks is even (K % 256 == 0), so the loads stay 8-byte aligned and inside the tile's
+// row.
+__device__ __forceinline__ int wait_ready(const uint32_t* ready, int s, int nks) {
+    constexpr uint32_t kDone = BLOCK_N / 16;
+    const int s0 = s & ~1;
+    for (;;) {
+        uint2 v[32];
+#pragma unroll
+        for (int q = 0; q < 32; ++q)
+            v[q] = s0 + 2 * q < nks ? ld_relaxed_gpu_v2(ready + s0 + 2 * q) : make_uint2(0u, 0u);
+        int e = s0;
+#pragma unroll
+        for (int q = 0; q < 32; ++q) {
+            if (e == s0 + 2 * q && v[q].x >= kDone) ++e;
+            if (e == s0 + 2 * q + 1 && v[q].y >= kDone) ++e;
+        }
+        if (e > s) {
+            __threadfence();  // acquire: the stores counted before the relaxed loads that saw them
+            return e;
+        }
+        __nanosleep(64);
+    }
+}
+
+#if F4GEMM_BCONV
+constexpr int kBconvBatch = 8;  // chunks per warp and batch: loads in flight, one fence per batch
+constexpr int kBconvThreads =
+    256;  // sm90pp2's _bconv: 8 warps per CTA (abi.hpp), the host picks the CTA count
+
+// sm90pp2's _bconv order: the GEMM's grouped raster sweeps min(tiles_m, GROUP_M) tile rows column by column,
+// so its resident CTAs hold about (SMs / that) B tiles, all near the same stage. Items (one chunk of one
+// 16-row group each) go in windows of wb B tiles (the power of two at or below that), stage-major inside a
+// window; item i of the window space (tiles_n rounded up to wb) is group i % gpb of tile (i / gpb) % wb of
+// its window, chunk (i / (wb gpb)) % nch: one division per item. Items of tiles past tiles_n are skipped.
+struct BconvOrder {
+    int log2_wb, nch, tiles_n;
+    __device__ __forceinline__ bool item(int i, int& tile, int& c, int& G) const {
+        constexpr int gpb = BLOCK_N / 16;
+        const int r = i & ((gpb << log2_wb) - 1);
+        const int q = i >> (log2_wb + __ffs(gpb) - 1);
+        const int win = q / nch;
+        c = q - win * nch;
+        tile = (win << log2_wb) + r / gpb;
+        G = tile * gpb + r % gpb;
+        return tile < tiles_n;
+    }
+};
+#endif
 }  // namespace
 
 // No split-K (the pre-pass image covers the whole K); B from W.
-F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PP1,
-                  F4GEMM_B_FRAG16S, kPromote > 0 ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0,
+                  kBconv ? F4GEMM_ABI_SM90PP2 : F4GEMM_ABI_SM90PP1, F4GEMM_B_FRAG16S,
+                  kPromote > 0 ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
 
 // =============================================================================================
 // Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory; warp w of the grid is
@@ -229,10 +319,16 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
         return w_row_ref(__ldg(reinterpret_cast<const uint32_t*>(grp) + r16));
     };
     if (lane == 0) w.rows_b[n] = row_word(row_ref_of(part));
+    const int nch = p.K / 128;
+    if constexpr (kBconv) {  // _bconv converts B; this warp zeroes its B tile's counters c = n % BLOCK_N +
+                             // ...
+        uint32_t* ready = w.ready + (size_t)(n / BLOCK_N) * nch;
+        for (int c = n % BLOCK_N + lane * BLOCK_N; c < nch; c += 32 * BLOCK_N) ready[c] = 0u;
+        return;
+    }
     const int ref0 = row_ref_of(gg).ref, ref1 = row_ref_of(gg + 8).ref;
     const int t = (16 * G) / BLOCK_N, r0 = (16 * G) % BLOCK_N + gg, r1 = r0 + 8;  // image rows; r % 8 = gg
     uint8_t* tile = w.b8 + (size_t)t * BLOCK_N * p.K;
-    const int nch = p.K / 128;
     for (int c = part; c < nch; c += kBChunkWarps) {
         const uint8_t* chunk = grp + F4GEMM_FRAG16S_HEAD + (size_t)c * F4GEMM_FRAG16S_CHUNK;
         const uint4 x[2] = {__ldg(reinterpret_cast<const uint4*>(chunk) + lane),
@@ -240,27 +336,91 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
         const uint32_t e[2] = {__ldg(chunk + 1024 + 4 * gg + j), __ldg(chunk + 1024 + 4 * (gg + 8) + j)};
         const int ref[2] = {ref0, ref1}, r[2] = {r0, r1};
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            // words 0, 1 of the block (elements 0..15) -> 16-byte chunk 2j, words 2, 3 -> 2j + 1; NaN blocks:
-            // zeros (the epilogue writes NaN for the column)
-            uint4 o0 = make_uint4(0u, 0u, 0u, 0u), o1 = make_uint4(0u, 0u, 0u, 0u);
-            if (e[h] != 0xFFu) {
-                uint32_t lut_lo, lut_hi;
-                make_lut((int)e[h] - ref[h], lut_lo, lut_hi);
-                cvt8_bitplane(x[h].x, lut_lo, lut_hi, o0.x, o0.y);  // natural k order, as for A
-                cvt8_bitplane(x[h].y, lut_lo, lut_hi, o0.z, o0.w);
-                cvt8_bitplane(x[h].z, lut_lo, lut_hi, o1.x, o1.y);
-                cvt8_bitplane(x[h].w, lut_lo, lut_hi, o1.z, o1.w);
-            }
-            uint8_t* dst = tile + ((size_t)c * BLOCK_N + r[h]) * 128;
-            *reinterpret_cast<uint4*>(dst + (((2 * j) ^ gg) << 4)) = o0;
-            *reinterpret_cast<uint4*>(dst + (((2 * j + 1) ^ gg) << 4)) = o1;
+        for (int h = 0; h < 2; ++h)
+            b_block_store(x[h], e[h], ref[h], tile + ((size_t)c * BLOCK_N + r[h]) * 128, j, gg);
+    }
+#else
+    F4GEMM_TRAP_WRONG_ARCH();
+#endif
+}
+
+#if F4GEMM_BCONV
+// =============================================================================================
+// B converter (sm90pp2): grid = a few CTAs of kBconvThreads (the host's choice, docs/ABI_SM90.md), launched
+// after the pre-pass with the programmatic-serialisation attribute, the GEMM after it with the same. It waits
+// for the pre-pass (ready counters zeroed, row words written), lets the GEMM launch at once, and converts
+// every chunk of B in BconvOrder, each warp taking items gw, gw + warps, ...; after a chunk's stores, one
+// release add on its (B tile, stage) counter. It never waits on the GEMM, and the GEMM launches only once
+// every converter CTA runs, so the GEMM's waits always end.
+// =============================================================================================
+extern "C" __global__ void __launch_bounds__(kBconvThreads, 1)
+    F4GEMM_BCONV_NAME(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    pdl_wait();
+    pdl_trigger();
+    const Problem p = load_problem(args);
+    const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
+    const Workspace w = workspace_view(args, g, p.K);
+    const int lane = threadIdx.x % 32;
+    const int nwarps = gridDim.x * (kBconvThreads / 32);
+    const int gw = blockIdx.x * (kBconvThreads / 32) + threadIdx.x / 32;
+    const int nch = p.K / 128;
+    BconvOrder ord;
+    const int wb = max(1, (int)sm_count() / min(g.tiles_m, kGroupM));
+    ord.log2_wb = 31 - __clz(wb);
+    ord.nch = nch;
+    ord.tiles_n = g.tiles_n;
+    const int total = (((g.tiles_n - 1) >> ord.log2_wb) + 1) * nch * (BLOCK_N / 16) << ord.log2_wb;
+    // Byte offsets below 2^32 (W and the image of B are below 4 GB: the host's shapes, int M, N, K), so the
+    // address arithmetic is 32-bit: one 64-bit add per access.
+    const uint32_t group_bytes = (uint32_t)f4gemm::frag16s_group_bytes(p.K);
+    const int gg = lane % 8, j = lane / 8;
+    for (int i0 = gw; i0 < total; i0 += nwarps * kBconvBatch) {
+        uint4 x[kBconvBatch][2];
+        uint32_t e[kBconvBatch][2], hw[kBconvBatch][2], dst[kBconvBatch], ctr[kBconvBatch];
+        bool live[kBconvBatch];
+#pragma unroll
+        for (int q = 0; q < kBconvBatch; ++q) {
+            int tile, c, G;
+            live[q] = i0 + q * nwarps < total && ord.item(i0 + q * nwarps, tile, c, G);
+            if (!live[q]) continue;
+            const uint32_t grp = (uint32_t)G * group_bytes;
+            const uint8_t* chunk = p.B + (grp + F4GEMM_FRAG16S_HEAD + (uint32_t)c * F4GEMM_FRAG16S_CHUNK);
+            x[q][0] = __ldg(reinterpret_cast<const uint4*>(chunk) + lane);
+            x[q][1] = __ldg(reinterpret_cast<const uint4*>(chunk) + 32 + lane);
+            e[q][0] = __ldg(chunk + 1024 + 4 * gg + j);
+            e[q][1] = __ldg(chunk + 1024 + 4 * (gg + 8) + j);
+            hw[q][0] = __ldg(reinterpret_cast<const uint32_t*>(p.B + grp) + gg);
+            hw[q][1] = __ldg(reinterpret_cast<const uint32_t*>(p.B + grp) + gg + 8);
+            // image row r0 = 16 (G % gpb) + gg of tile `tile`, 128-K slab c: ((tile nch + c) BLOCK_N + r0)
+            // 128
+            dst[q] = (((uint32_t)tile * nch + c) * BLOCK_N + 16 * (G % (BLOCK_N / 16)) + gg) * 128u;
+            ctr[q] = (uint32_t)tile * nch + c;
+        }
+#pragma unroll
+        for (int q = 0; q < kBconvBatch; ++q) {
+            if (!live[q]) continue;
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                b_block_store(x[q][h], e[q][h], w_row_ref(hw[q][h]).ref, w.b8 + (dst[q] + 8u * 128u * h), j,
+                              gg);
+        }
+        // One fence per batch: a fence waits for the thread's stores to land, ~1 us, and one per chunk
+        // starved the GEMM (docs/PERF.md entry 44). Fence, then relaxed adds: the release pattern.
+        fence_proxy_async_global();
+        __threadfence();
+        __syncwarp();
+        if (lane == 0) {
+#pragma unroll
+            for (int q = 0; q < kBconvBatch; ++q)
+                if (live[q]) atomicAdd(w.ready + ctr[q], 1u);
         }
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif
 }
+#endif
 
 // =============================================================================================
 // GEMM: grid (tiles_n, tiles_m), kThreads threads, kSmemBytes of dynamic shared memory. Needs the
@@ -269,7 +429,9 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
-    pdl_wait();
+    // sm90pp2: launched early after _bconv, which waited for the pre-pass before letting it launch; what this
+    // kernel reads of B's image it waits for on the ready counters (the producer, below).
+    if constexpr (!kBconv) pdl_wait();
     extern __shared__ uint8_t smem_dyn[];
     uint8_t* smem = smem_dyn + ((1024u - (smem_u32(smem_dyn) & 1023u)) & 1023u);
     uint64_t* bar_full = reinterpret_cast<uint64_t*>(smem + kOffBar);
@@ -307,6 +469,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // Exact path for tiles with a row whose scales do not fold into e5m2 (> 26 binades): A plain, B from W.
     if (__syncthreads_or(wide)) {
         exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, BLOCK_M, BLOCK_N, 0, p.K / 32, smem, tid);
+        // sm90pp2: the tile's B stages were converted all the same; the GEMM does not complete before _bconv
+        // has finished writing the workspace (the next launch's pre-pass rewrites it).
+        if (kBconv && tid == 0)
+            for (int s = 0; s < nks;) s = wait_ready(w.ready + (size_t)tn * nks, s, nks);
         return;
     }
 
@@ -316,9 +482,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if (tid == 0) {
             const uint8_t* a_src = w.a8 + (size_t)tm * BLOCK_M * p.K;
             const uint8_t* b_src = w.b8 + (size_t)tn * BLOCK_N * p.K;
+            int ready_end = 0;  // sm90pp2: stages [0, ready_end) of this B tile are known converted
             for (int s = 0; s < nks; ++s) {
                 const int slot = s % kStages;
                 if (s >= kStages) mbar_wait(&bar_empty[slot], ((s / kStages) - 1) & 1);
+                if constexpr (kBconv) {  // stage s of B's image written by _bconv, then read by the async
+                                         // proxy
+                    if (s >= ready_end) {
+                        ready_end = wait_ready(w.ready + (size_t)tn * nks, s, nks);
+                        fence_proxy_async_global();
+                    }
+                }
                 uint8_t* dst = smem + slot * kStageBytes;
                 mbar_arrive_expect_tx(&bar_full[slot], kStageBytes);
                 bulk_copy_g2s(dst, a_src + (size_t)s * kABytes, kABytes, &bar_full[slot]);

@@ -32,6 +32,23 @@ __device__ __forceinline__ void pdl_wait() {
 __device__ __forceinline__ void pdl_trigger() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
+// Counters in global memory between the CTAs of two kernels that run at once (sm90pp2: B's converter and
+// the GEMM): the writer's stores, the proxy fence and __threadfence, then a relaxed add (the release
+// pattern); the reader's relaxed loads, then __threadfence (the acquire pattern) and, before a bulk copy
+// reads what the counters cover, the proxy fence, since the copy reads through the async proxy.
+__device__ __forceinline__ uint2 ld_relaxed_gpu_v2(const uint32_t* p) {
+    uint2 v;
+    asm volatile("ld.relaxed.gpu.global.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void fence_proxy_async_global() {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+__device__ __forceinline__ uint32_t sm_count() {
+    uint32_t n;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(n));
+    return n;
+}
 // Before an mbarrier's shared memory is reused for anything else (no operation may be pending on it).
 __device__ __forceinline__ void mbar_inval(uint64_t* bar) {
     asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");

@@ -80,6 +80,8 @@ const char* abi_name(f4gemm::KernelAbi a) {
             return "sm90pp1";
         case f4gemm::KernelAbi::Sm90pa1:
             return "sm90pa1";
+        case f4gemm::KernelAbi::Sm90pp2:
+            return "sm90pp2";
     }
     return "?";
 }

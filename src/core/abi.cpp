@@ -47,7 +47,9 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 
     if (has_prepass(kc.abi) && kc.split_k)  // before the split checks, whose advice would not apply
         throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got splitK=1 with abi " +
-                                               (kc.abi == KernelAbi::Sm90pa1 ? "sm90pa1" : "sm90pp1") +
+                                               (kc.abi == KernelAbi::Sm90pa1   ? "sm90pa1"
+                                                : kc.abi == KernelAbi::Sm90pp2 ? "sm90pp2"
+                                                                               : "sm90pp1") +
                                                "): pre-pass kernels do not split K; set splitK to 0 in "
                                                "the manifest");
 
@@ -104,10 +106,15 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     p.zero_workspace = p.workspace_bytes > 0;
     if (has_prepass(kc.abi)) {
-        const size_t rows = prepass_rows(kc, m, n, kc.abi == KernelAbi::Sm90pp1);
-        p.workspace_bytes = prepass_image_bytes(rows, K);
+        const size_t rows = prepass_rows(kc, m, n, kc.abi != KernelAbi::Sm90pa1);
+        p.workspace_bytes =
+            kc.abi == KernelAbi::Sm90pa1 ? prepass_image_bytes(rows, K) : sm90pp_workspace_bytes(kc, m, n, k);
         p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kPrepassThreads / 32)));
         p.pre_block.x = kPrepassThreads;
+    }
+    if (has_bconv(kc.abi)) {
+        p.bconv_grid.x = kBconvCtas;
+        p.bconv_block.x = kBconvThreads;
     }
     p.args_bytes = kc.abi == KernelAbi::Aiter ? F4GEMM_KERNARG_PREFIX_BYTES : F4GEMM_SM90_ARGS_BYTES;
     return p;
@@ -120,7 +127,10 @@ size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k) {
 
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {
     if (m <= 0 || n <= 0 || k <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0) return 0;
-    return prepass_image_bytes(prepass_rows(kc, m, n, true), static_cast<size_t>(k));
+    const size_t image = prepass_image_bytes(prepass_rows(kc, m, n, true), static_cast<size_t>(k));
+    if (kc.abi != KernelAbi::Sm90pp2) return image;
+    const size_t tiles_n = ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n));
+    return image + 4 * tiles_n * (static_cast<size_t>(k) / 128);  // ready counters
 }
 
 int sm90_ctas_per_sm(const KernelConfig& kc) {

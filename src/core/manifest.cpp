@@ -173,8 +173,11 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                     kc.abi = KernelAbi::Sm90pp1;
                 else if (v == "sm90pa1")
                     kc.abi = KernelAbi::Sm90pa1;
+                else if (v == "sm90pp2")
+                    kc.abi = KernelAbi::Sm90pp2;
                 else if (!v.empty())
-                    fail(source, line_no, "bad abi (got '" + v + "'): use aiter, sm90v1, sm90pp1 or sm90pa1");
+                    fail(source, line_no,
+                         "bad abi (got '" + v + "'): use aiter, sm90v1, sm90pp1, sm90pa1 or sm90pp2");
             } else if (name == "max_m") {
                 if (!v.empty())
                     kc.max_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},

@@ -62,7 +62,8 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
     const long slots = cta_slots(kc, q);
     const double waves = double((tiles_of(kc, q) + slots - 1) / slots);
     double rows = 0;  // rows of the operands the pre-pass converts (padded to the tile)
-    if (kc.abi == KernelAbi::Sm90pp1) rows = double(tiles_m * kc.tile_m + tiles_n * kc.tile_n);
+    if (kc.abi == KernelAbi::Sm90pp1 || kc.abi == KernelAbi::Sm90pp2)
+        rows = double(tiles_m * kc.tile_m + tiles_n * kc.tile_n);
     if (kc.abi == KernelAbi::Sm90pa1) rows = double(tiles_m * kc.tile_m);
     return kc.cost_wave_k * waves * kp + kc.cost_prepass * rows * kp;
 }

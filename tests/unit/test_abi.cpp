@@ -341,6 +341,32 @@ TEST(Abi, Sm90pp1LaunchPlan) {
     EXPECT_EQ(sm90pp_workspace_bytes(k, 1, 16, 0), 0u);
 }
 
+TEST(Abi, Sm90pp2LaunchPlanAddsTheConverterAndItsCounters) {
+    KernelConfig k = pp_128x128();
+    k.abi = KernelAbi::Sm90pp2;
+    // M=300 N=2064 K=1024: the sm90pp1 plan, plus 17 B tiles x 8 stages of uint32 ready counters after the
+    // row words, and the converter's launch.
+    const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, 0, false);
+    const LaunchPlan p1 = make_launch_plan(pp_128x128(), 300, 2064, 1024, 0, false);
+    EXPECT_EQ(p.grid.x, p1.grid.x);
+    EXPECT_EQ(p.grid.y, p1.grid.y);
+    EXPECT_EQ(p.pre_grid.x, 320u);  // the pre-pass still visits every row (B's: row words, counters)
+    EXPECT_EQ(p.pre_block.x, 256u);
+    EXPECT_EQ(p.workspace_bytes, 2631680u + 4u * 17u * 8u);
+    EXPECT_EQ(sm90pp_workspace_bytes(k, 300, 2064, 1024), p.workspace_bytes);
+    EXPECT_FALSE(p.zero_workspace);  // the pre-pass zeroes the counters
+    EXPECT_EQ(p.bconv_grid.x, kBconvCtas);
+    EXPECT_EQ(p.bconv_grid.y, 1u);
+    EXPECT_EQ(p.bconv_block.x, kBconvThreads);
+    EXPECT_EQ(p1.bconv_grid.x, 0u);  // sm90pp1: no converter
+    EXPECT_TRUE(has_prepass(KernelAbi::Sm90pp2));
+    EXPECT_TRUE(has_bconv(KernelAbi::Sm90pp2));
+    EXPECT_FALSE(has_bconv(KernelAbi::Sm90pp1));
+    k.split_k = 1;
+    const std::string e = error_of(k, 300, 2064, 1024, 0);
+    EXPECT_NE(e.find("(got splitK=1 with abi sm90pp2)"), std::string::npos) << e;
+}
+
 TEST(Abi, Sm90pp1RejectsSplitK) {
     KernelConfig k = pp_128x128();
     k.split_k = 1;

@@ -181,6 +181,25 @@ TEST(LaunchOverlap, OnlyThePrepassOfAPrepassAbiIsEarly) {
     }
 }
 
+TEST(LaunchOverlap, Sm90pp2LaunchesItsConverterAndGemmEarlyAlways) {
+    // sm90pp2: pre-pass (early as any first kernel), then _bconv and the GEMM, both always early: _bconv
+    // waits for the pre-pass itself and lets the GEMM start, which waits on _bconv's ready counters.
+    const Manifest m = with_abi(one_kernel(0), KernelAbi::Sm90pp2);
+    for (bool declares : {false, true})
+        for (bool pdl : {false, true}) {
+            const std::vector<Launch> l = launches(m, declares, pdl);
+            ASSERT_EQ(l.size(), 6u);  // pre-pass, converter, GEMM, twice
+            for (int i = 0; i < 6; i += 3) {
+                EXPECT_EQ(l[i].smem, 0u);
+                EXPECT_EQ(l[i].early, declares && pdl);
+                EXPECT_EQ(l[i + 1].smem, 0u);
+                EXPECT_TRUE(l[i + 1].early);
+                EXPECT_EQ(l[i + 2].smem, 1000u);
+                EXPECT_TRUE(l[i + 2].early);
+            }
+        }
+}
+
 TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
     const Manifest m = one_kernel(1);
     int memsets = 0;

@@ -207,9 +207,11 @@ TEST(Manifest, AbiColumnValues) {
         "plain\n"
         "128,128,1,0,ws,ws.cubin,sm_90a,384,186504,sm90v1,plain,plain\n"
         "256,256,0,1,a,a.co,gfx950,256,0,aiter,aiter16x16,aiter\n"
-        "256,256,0,1,b,b.co,gfx950,256,0,,aiter16x16,aiter\n";
+        "256,256,0,1,b,b.co,gfx950,256,0,,aiter16x16,aiter\n"
+        "128,128,0,0,o,o.cubin,sm_90a,384,198752,sm90pp2,plain,plain\n";
     const Manifest m = parse_manifest(text, "t.csv");
-    ASSERT_EQ(m.kernels.size(), 4u);
+    ASSERT_EQ(m.kernels.size(), 5u);
+    EXPECT_EQ(m.kernels[4].abi, KernelAbi::Sm90pp2);
     const KernelConfig& pp = m.kernels[0];
     EXPECT_EQ(pp.abi, KernelAbi::Sm90pp1);
     EXPECT_EQ(pp.knl_name, "f4gemm_sm90a_pp_128x128");
@@ -284,9 +286,9 @@ TEST(Manifest, BadExtraColumns) {
         head.replace(head.find(",X"), 2, std::string(",") + col);
         return manifest_error(head + "256,256,0,1,k,k.co," + v + "\n");
     };
-    EXPECT_NE(
-        err("abi", "sm100").find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1, sm90pp1 or sm90pa1"),
-        std::string::npos)
+    EXPECT_NE(err("abi", "sm100")
+                  .find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1, sm90pp1, sm90pa1 or sm90pp2"),
+              std::string::npos)
         << err("abi", "sm100");
     EXPECT_NE(err("abi", "SM90PP1").find("t.csv:2: bad abi (got 'SM90PP1')"), std::string::npos);
     EXPECT_NE(err("b_layout", "weird").find("t.csv:2: bad b_layout (got 'weird')"), std::string::npos);
