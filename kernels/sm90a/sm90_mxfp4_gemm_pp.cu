@@ -67,6 +67,12 @@
 #define F4GEMM_BCONV 0
 #endif
 
+//   PRE_RING 0: the pre-pass's B warps load each chunk into registers. R > 0: each B warp streams its chunks
+//            through a ring of R shared-memory slots filled by bulk copies (docs/PERF.md entry 45)
+#ifndef F4GEMM_PRE_RING
+#define F4GEMM_PRE_RING 0
+#endif
+
 #define F4GEMM_PREPASS_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _prepass)
 #define F4GEMM_BCONV_NAME F4GEMM_CAT(F4GEMM_KNL_NAME, _bconv)
 
@@ -80,6 +86,8 @@ constexpr int kGroupM = F4GEMM_GROUP_M;
 constexpr int kSpan = F4GEMM_SPAN;
 constexpr int kPromote = F4GEMM_PROMOTE;
 constexpr bool kBconv = F4GEMM_BCONV != 0;
+constexpr int kPreRing = F4GEMM_PRE_RING;
+static_assert(kPreRing >= 0 && kPreRing <= 6, "pre-pass ring: 0 (register loads) or 1..6 slots per B warp");
 constexpr int kKStage = 128;                      // K per stage = one 128-byte swizzle atom of e5m2
 constexpr int kSteps = kKStage / 32;              // k32 wgmmas (= scale blocks) per stage
 constexpr int kConsumers = BLOCK_M / 64;          // consumer warpgroups 1..kConsumers, 64 A rows each
@@ -269,6 +277,10 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0,
 extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     F4GEMM_PREPASS_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
+    // PRE_RING: per warp, kPreRing chunk slots and their mbarriers (B items only; A items leave them unused)
+    __shared__ __align__(128)
+        uint8_t s_pre_ring[kPrepassThreads / 32][kPreRing > 0 ? kPreRing : 1][F4GEMM_FRAG16S_CHUNK];
+    __shared__ uint64_t s_pre_bar[kPrepassThreads / 32][kPreRing > 0 ? kPreRing : 1];
     pdl_wait();
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
@@ -286,8 +298,8 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
         uint8_t* tile = w.a8 + (size_t)t * BLOCK_M * p.K;
         const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
         if (lane == 0) w.rows_a[row] = row_word(rr);
-        for (int u = lane; u < p.K / 16; u += 32) {
-            const uint2 x = __ldg(reinterpret_cast<const uint2*>(src) + u);
+        const auto piece = [&](int u,
+                               uint2 x) {  // elements 16u .. 16u + 15 -> one 16-byte chunk of the image
             const uint32_t e = __ldg(sc + u / 2);
             uint4 o = make_uint4(0u, 0u, 0u, 0u);  // NaN blocks: zeros (the epilogue writes NaN for the row)
             if (e != 0xFFu) {
@@ -298,6 +310,43 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
             }
             const int kc = u / 8, c = u % 8;
             *reinterpret_cast<uint4*>(tile + ((size_t)kc * BLOCK_M + r) * 128 + ((c ^ (r & 7)) << 4)) = o;
+        };
+        if constexpr (kPreRing == 0) {
+            for (int u = lane; u < p.K / 16; u += 32)
+                piece(u, __ldg(reinterpret_cast<const uint2*>(src) + u));
+        } else {
+            // PRE_RING: the row's fp4 bytes in segments of up to 1024 (K / 2 is a multiple of 128) through
+            // the warp's ring, as for B below; 4 pieces of 8 bytes per lane and segment.
+            constexpr int kRing = kPreRing > 0 ? kPreRing : 1;  // (1 only in the discarded PRE_RING 0 branch)
+            uint8_t(*ring)[F4GEMM_FRAG16S_CHUNK] = s_pre_ring[threadIdx.x / 32];
+            uint64_t* bar = s_pre_bar[threadIdx.x / 32];
+            const int bytes = p.K / 2, nseg = (bytes + 1023) / 1024;
+            const auto fetch = [&](int i) {  // lane 0: segment i into slot i % kRing
+                const int slot = i % kRing;
+                const uint32_t n = (uint32_t)min(1024, bytes - 1024 * i);
+                mbar_arrive_expect_tx(&bar[slot], n);
+                bulk_copy_g2s(ring[slot], src + 1024 * i, n, &bar[slot]);
+            };
+            if (lane == 0) {
+                for (int q = 0; q < kRing; ++q) mbar_init(&bar[q], 1);
+                fence_barrier_init();
+                for (int i = 0; i < nseg && i < kRing; ++i) fetch(i);
+            }
+            __syncwarp();
+            for (int i = 0; i < nseg; ++i) {
+                const int slot = i % kRing;
+                mbar_wait(&bar[slot], (i / kRing) & 1);
+                uint2 x[4];
+#pragma unroll
+                for (int q = 0; q < 4; ++q) x[q] = reinterpret_cast<const uint2*>(ring[slot])[lane + 32 * q];
+                __syncwarp();  // every lane has read the slot before it is refilled
+                if (lane == 0 && i + kRing < nseg) fetch(i + kRing);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int u = 128 * i + lane + 32 * q;
+                    if (u < p.K / 16) piece(u, x[q]);
+                }
+            }
         }
         return;
     }
@@ -320,8 +369,7 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     };
     if (lane == 0) w.rows_b[n] = row_word(row_ref_of(part));
     const int nch = p.K / 128;
-    if constexpr (kBconv) {  // _bconv converts B; this warp zeroes its B tile's counters c = n % BLOCK_N +
-                             // ...
+    if constexpr (kBconv) {  // _bconv converts B; this warp zeroes counters n % BLOCK_N + 32 i of its B tile
         uint32_t* ready = w.ready + (size_t)(n / BLOCK_N) * nch;
         for (int c = n % BLOCK_N + lane * BLOCK_N; c < nch; c += 32 * BLOCK_N) ready[c] = 0u;
         return;
@@ -329,15 +377,53 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     const int ref0 = row_ref_of(gg).ref, ref1 = row_ref_of(gg + 8).ref;
     const int t = (16 * G) / BLOCK_N, r0 = (16 * G) % BLOCK_N + gg, r1 = r0 + 8;  // image rows; r % 8 = gg
     uint8_t* tile = w.b8 + (size_t)t * BLOCK_N * p.K;
-    for (int c = part; c < nch; c += kBChunkWarps) {
-        const uint8_t* chunk = grp + F4GEMM_FRAG16S_HEAD + (size_t)c * F4GEMM_FRAG16S_CHUNK;
-        const uint4 x[2] = {__ldg(reinterpret_cast<const uint4*>(chunk) + lane),
-                            __ldg(reinterpret_cast<const uint4*>(chunk) + 32 + lane)};
-        const uint32_t e[2] = {__ldg(chunk + 1024 + 4 * gg + j), __ldg(chunk + 1024 + 4 * (gg + 8) + j)};
-        const int ref[2] = {ref0, ref1}, r[2] = {r0, r1};
+    const int ref[2] = {ref0, ref1}, r[2] = {r0, r1};
+    if constexpr (kPreRing == 0) {
+        for (int c = part; c < nch; c += kBChunkWarps) {
+            const uint8_t* chunk = grp + F4GEMM_FRAG16S_HEAD + (size_t)c * F4GEMM_FRAG16S_CHUNK;
+            const uint4 x[2] = {__ldg(reinterpret_cast<const uint4*>(chunk) + lane),
+                                __ldg(reinterpret_cast<const uint4*>(chunk) + 32 + lane)};
+            const uint32_t e[2] = {__ldg(chunk + 1024 + 4 * gg + j), __ldg(chunk + 1024 + 4 * (gg + 8) + j)};
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-            b_block_store(x[h], e[h], ref[h], tile + ((size_t)c * BLOCK_N + r[h]) * 128, j, gg);
+            for (int h = 0; h < 2; ++h)
+                b_block_store(x[h], e[h], ref[h], tile + ((size_t)c * BLOCK_N + r[h]) * 128, j, gg);
+        }
+    } else {
+        // PRE_RING: the warp's chunks c = part + 16 i come through its own ring of kPreRing shared-memory
+        // slots, one bulk copy each (the chunk's 1088 bytes are contiguous and 16-byte aligned), so the bytes
+        // in flight do not cost registers: the register loads above kept 1 KB per warp in flight and the loop
+        // waited on them.
+        constexpr int kRing = kPreRing > 0 ? kPreRing : 1;  // (1 only in the discarded PRE_RING 0 branch)
+        const int wl = threadIdx.x / 32, nmine = (nch - part + kBChunkWarps - 1) / kBChunkWarps;
+        uint8_t(*ring)[F4GEMM_FRAG16S_CHUNK] = s_pre_ring[wl];
+        uint64_t* bar = s_pre_bar[wl];
+        const auto fetch = [&](int i) {  // lane 0: chunk part + 16 i into slot i % kRing
+            const int slot = i % kRing;
+            mbar_arrive_expect_tx(&bar[slot], F4GEMM_FRAG16S_CHUNK);
+            bulk_copy_g2s(
+                ring[slot],
+                grp + F4GEMM_FRAG16S_HEAD + (size_t)(part + kBChunkWarps * i) * F4GEMM_FRAG16S_CHUNK,
+                F4GEMM_FRAG16S_CHUNK, &bar[slot]);
+        };
+        if (lane == 0) {
+            for (int q = 0; q < kRing; ++q) mbar_init(&bar[q], 1);
+            fence_barrier_init();
+            for (int i = 0; i < nmine && i < kRing; ++i) fetch(i);
+        }
+        __syncwarp();
+        for (int i = 0; i < nmine; ++i) {
+            const int slot = i % kRing, c = part + kBChunkWarps * i;
+            mbar_wait(&bar[slot], (i / kRing) & 1);
+            const uint8_t* chunk = ring[slot];
+            const uint4 x[2] = {reinterpret_cast<const uint4*>(chunk)[lane],
+                                reinterpret_cast<const uint4*>(chunk)[32 + lane]};
+            const uint32_t e[2] = {chunk[1024 + 4 * gg + j], chunk[1024 + 4 * (gg + 8) + j]};
+            __syncwarp();  // every lane has read the slot before it is refilled
+            if (lane == 0 && i + kRing < nmine) fetch(i + kRing);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                b_block_store(x[h], e[h], ref[h], tile + ((size_t)c * BLOCK_N + r[h]) * 128, j, gg);
+        }
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
