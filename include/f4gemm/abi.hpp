@@ -53,7 +53,7 @@ int sm90_ctas_per_sm(const KernelConfig& kc);
 
 // sm90pp1 pre-pass workspace: e5m2 images of A (Mr x K) and B (Nr x K) bytes, then one uint32 per row
 // of each (Mr = M rounded up to tile_M, Nr = N to tile_N); sm90pp2 (kc.abi) adds one uint32 ready counter per
-// B tile and 128-K stage (Nr / tile_N x K / 128) and 16 bytes for the converters' ticket counter.
+// B tile and 128-K stage (Nr / tile_N x K / 128).
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k);
 // sm90pa1 pre-pass workspace: the e5m2 image of A (Mr x K bytes), then one uint32 per row of A.
 size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k);

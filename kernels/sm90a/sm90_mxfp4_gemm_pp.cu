@@ -62,9 +62,8 @@
 //            pre-pass (which then converts A only, writes B's row words and zeroes one ready counter per (B
 //            tile, 128-K stage)), while the GEMM runs: its producer waits for a stage's counter before
 //            copying it, so the GEMM's main loop overlaps the conversion of B (docs/KERNELS_SM90.md "B
-//            converted beside the GEMM"). 2: abi sm90pp2 with _bconv idle: the GEMM's producer warpgroup
-//            converts B in its warps 1-3 (warp 0 copies), claiming chunks in the same order from a ticket
-//            counter, through shared-memory slots filled by bulk copies (docs/PERF.md entry 46).
+//            converted beside the GEMM"). (The GEMM's own producer warps converting B instead was measured
+//            and removed: PERF.md entry 46.)
 #ifndef F4GEMM_BCONV
 #define F4GEMM_BCONV 0
 #endif
@@ -88,9 +87,6 @@ constexpr int kGroupM = F4GEMM_GROUP_M;
 constexpr int kSpan = F4GEMM_SPAN;
 constexpr int kPromote = F4GEMM_PROMOTE;
 constexpr bool kBconv = F4GEMM_BCONV != 0;
-constexpr bool kCvInCta = F4GEMM_BCONV == 2;  // B converted by the GEMM's own WG0 warps 1-3 (no _bconv work)
-constexpr int kCvBatch = 8;  // BCONV 2: chunks a converter warp claims, copies and converts at once
-constexpr int kCvSlot = F4GEMM_FRAG16S_CHUNK + F4GEMM_FRAG16S_HEAD;  // a chunk, then its group's header words
 constexpr int kPreRing = F4GEMM_PRE_RING;
 static_assert(kPreRing >= 0 && kPreRing <= 6, "pre-pass ring: 0 (register loads) or 1..6 slots per B warp");
 constexpr int kKStage = 128;                      // K per stage = one 128-byte swizzle atom of e5m2
@@ -105,7 +101,7 @@ constexpr int kAccRegs = BLOCK_N / 2;
 // (288 threads, 224 registers each) is refused at launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): the
 // register file is handed out per warpgroup, so 288 threads cost as much as 384.
 constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
-constexpr int kRegWG0 = kCvInCta ? 56 : 40;
+constexpr int kRegWG0 = 40;
 constexpr int kRegPool = (1 + kConsumers) * kLaunchRegs - kRegWG0;
 constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 // Two fresh accumulators (wgmma j+1 in flight while j is promoted) where the budget allows.
@@ -131,11 +127,7 @@ constexpr int kBBytes = BLOCK_N * kKStage;
 constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kOffBar = kStages * kStageBytes;  // full[kStages], empty[kStages]
 constexpr int kOffRows = kOffBar + 2 * kStages * 8;
-constexpr int kOffDone = kOffRows + 4 * (BLOCK_M + BLOCK_N);              // BCONV 2: the main loop is over
-constexpr int kOffCvBar = kOffDone + 16;                                  // BCONV 2: 3 x kCvBatch mbarriers
-constexpr int kOffCv = (kOffCvBar + 3 * kCvBatch * 8 + 127) / 128 * 128;  // BCONV 2: 3 x kCvBatch slots
-constexpr int kSmemBytes =
-    (kCvInCta ? kOffCv + 3 * kCvBatch * kCvSlot : kOffRows + 4 * (BLOCK_M + BLOCK_N)) + 1024;
+constexpr int kSmemBytes = kOffRows + 4 * (BLOCK_M + BLOCK_N) + 1024;
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
@@ -153,8 +145,7 @@ struct Workspace {
     uint8_t* b8;
     uint32_t* rows_a;
     uint32_t* rows_b;
-    uint32_t* ready;   // sm90pp2
-    uint32_t* ticket;  // sm90pp2, after the counters: BCONV 2's next unclaimed chunk
+    uint32_t* ready;  // sm90pp2
 };
 __device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, const SplitGeometry& g,
                                                     int K) {
@@ -165,7 +156,6 @@ __device__ __forceinline__ Workspace workspace_view(const F4gemmSm90Args& args, 
     w.rows_a = reinterpret_cast<uint32_t*>(ws + (size_t)(g.Mr + g.Nr) * K);
     w.rows_b = w.rows_a + g.Mr;
     w.ready = w.rows_b + g.Nr;
-    w.ticket = w.ready + (size_t)g.tiles_n * (K / 128);
     return w;
 }
 
@@ -383,7 +373,6 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     if constexpr (kBconv) {  // _bconv converts B; this warp zeroes counters n % BLOCK_N + 32 i of its B tile
         uint32_t* ready = w.ready + (size_t)(n / BLOCK_N) * nch;
         for (int c = n % BLOCK_N + lane * BLOCK_N; c < nch; c += 32 * BLOCK_N) ready[c] = 0u;
-        if (n == 0 && lane == 0) *w.ticket = 0u;
         return;
     }
     const int ref0 = row_ref_of(gg).ref, ref1 = row_ref_of(gg + 8).ref;
@@ -456,7 +445,6 @@ extern "C" __global__ void __launch_bounds__(kBconvThreads, 1)
 #if F4GEMM_SM90A_ENABLED
     pdl_wait();
     pdl_trigger();
-    if constexpr (kCvInCta) return;  // BCONV 2: the GEMM's producer warpgroup converts B
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
     const Workspace w = workspace_view(args, g, p.K);
@@ -521,80 +509,6 @@ extern "C" __global__ void __launch_bounds__(kBconvThreads, 1)
 }
 #endif
 
-#if F4GEMM_BCONV == 2
-// BCONV 2: converter warp cw (0..2) of a GEMM CTA's producer warpgroup. Until the CTA's consumers are done or
-// every chunk is claimed: claim kCvBatch consecutive chunks of BconvOrder from the ticket counter, bulk-copy
-// each with its group's header words into this warp's slots, convert them into B's image, fence, and count
-// each on its (B tile, stage) counter. A producer waiting on a counter is in a CTA whose converters are still
-// claiming, and every claimed chunk is being converted by a running warp, so every wait ends.
-__device__ __forceinline__ void convert_b_in_cta(const Problem& p, const SplitGeometry& g, const Workspace& w,
-                                                 uint8_t* smem, int cw, int lane) {
-    const int nch = p.K / 128, gg = lane % 8, j = lane / 8;
-    BconvOrder ord;
-    const int wb = max(1, (int)sm_count() / min(g.tiles_m, kGroupM));
-    ord.log2_wb = 31 - __clz(wb);
-    ord.nch = nch;
-    ord.tiles_n = g.tiles_n;
-    const int total = (((g.tiles_n - 1) >> ord.log2_wb) + 1) * nch * (BLOCK_N / 16) << ord.log2_wb;
-    const uint32_t group_bytes = (uint32_t)f4gemm::frag16s_group_bytes(p.K);
-    uint8_t* slots = smem + kOffCv + cw * kCvBatch * kCvSlot;
-    uint64_t* bar = reinterpret_cast<uint64_t*>(smem + kOffCvBar) + cw * kCvBatch;
-    const volatile int* done = reinterpret_cast<const volatile int*>(smem + kOffDone);
-    for (uint32_t phase = 0;; phase ^= 1u) {
-        if (*done) break;
-        int t0 = 0;
-        if (lane == 0) t0 = (int)atomicAdd(w.ticket, (uint32_t)kCvBatch);
-        t0 = __shfl_sync(0xFFFFFFFFu, t0, 0);
-        if (t0 >= total) break;
-        // Items are decoded where they are used (one division each) rather than kept in arrays: this code
-        // runs under the producer warpgroup's 56 registers, and arrays indexed in a rolled loop go to local
-        // memory.
-        if (lane == 0) {
-#pragma unroll 1
-            for (int q = 0; q < kCvBatch; ++q) {
-                int tile, c, G;
-                if (!(t0 + q < total && ord.item(t0 + q, tile, c, G))) {
-                    mbar_arrive(&bar[q]);  // completes the slot's phase with nothing copied
-                    continue;
-                }
-                const uint8_t* grp = p.B + (uint32_t)G * group_bytes;
-                mbar_arrive_expect_tx(&bar[q], kCvSlot);
-                bulk_copy_g2s(slots + q * kCvSlot,
-                              grp + F4GEMM_FRAG16S_HEAD + (uint32_t)c * F4GEMM_FRAG16S_CHUNK,
-                              F4GEMM_FRAG16S_CHUNK, &bar[q]);
-                bulk_copy_g2s(slots + q * kCvSlot + F4GEMM_FRAG16S_CHUNK, grp, F4GEMM_FRAG16S_HEAD, &bar[q]);
-            }
-        }
-#pragma unroll 1
-        for (int q = 0; q < kCvBatch; ++q) {
-            mbar_wait(&bar[q], phase);
-            int tile, c, G;
-            if (!(t0 + q < total && ord.item(t0 + q, tile, c, G))) continue;
-            const uint8_t* chunk = slots + q * kCvSlot;
-            const uint32_t* head = reinterpret_cast<const uint32_t*>(chunk + F4GEMM_FRAG16S_CHUNK);
-            const uint32_t row0 = ((uint32_t)tile * nch + c) * BLOCK_N + 16 * (G % (BLOCK_N / 16)) + gg;
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-                b_block_store(reinterpret_cast<const uint4*>(chunk)[32 * h + lane],
-                              chunk[1024 + 4 * (gg + 8 * h) + j], w_row_ref(head[gg + 8 * h]).ref,
-                              w.b8 + (size_t)(row0 + 8 * h) * 128u, j, gg);
-        }
-        __syncwarp();  // every lane has read the slots before the next batch refills them
-        fence_proxy_async_global();
-        __threadfence();
-        __syncwarp();
-        if (lane == 0) {
-#pragma unroll 1
-            for (int q = 0; q < kCvBatch; ++q) {
-                int tile, c, G;
-                if (t0 + q < total && ord.item(t0 + q, tile, c, G))
-                    atomicAdd(w.ready + (uint32_t)tile * nch + c, 1u);
-            }
-        }
-    }
-}
-#endif
-
 // =============================================================================================
 // GEMM: grid (tiles_n, tiles_m), kThreads threads, kSmemBytes of dynamic shared memory. Needs the
 // pre-pass of the same arguments to have completed (stream order).
@@ -631,11 +545,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             mbar_init(&bar_full[s], 1);
             mbar_init(&bar_empty[s], kConsumerThreads);
         }
-        if constexpr (kCvInCta) {
-            for (int q = 0; q < 3 * kCvBatch; ++q)
-                mbar_init(reinterpret_cast<uint64_t*>(smem + kOffCvBar) + q, 1);
-            *reinterpret_cast<volatile int*>(smem + kOffDone) = 0;
-        }
         fence_barrier_init();
     }
     int wide = 0;
@@ -649,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, BLOCK_M, BLOCK_N, 0, p.K / 32, smem, tid);
         // sm90pp2: the tile's B stages were converted all the same; the GEMM does not complete before _bconv
         // has finished writing the workspace (the next launch's pre-pass rewrites it).
-        if (kBconv && !kCvInCta && tid == 0)  // (BCONV 2: the converters are this kernel's own warps)
+        if (kBconv && tid == 0)
             for (int s = 0; s < nks;) s = wait_ready(w.ready + (size_t)tn * nks, s, nks);
         return;
     }
@@ -677,9 +586,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 bulk_copy_g2s(dst + kABytes, b_src + (size_t)s * kBBytes, kBBytes, &bar_full[slot]);
             }
         }
-#if F4GEMM_BCONV == 2
-        if (warp >= 1) convert_b_in_cta(p, geo, w, smem, warp - 1, lane);
-#endif
         return;
     }
 
@@ -759,9 +665,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // Epilogue (sm90_common.cuh): scales, NaN rows and columns, alpha/beta, the (M, N) mask.
-    if constexpr (kCvInCta) {  // BCONV 2: the CTA's converter warps stop claiming chunks
-        if (tid == 128) *reinterpret_cast<volatile int*>(smem + kOffDone) = 1;
-    }
     pdl_trigger();  // the main loop is done: the next kernel on the stream may be scheduled
     store_tile_a_on_m<BLOCK_M>(p, geo, acc, s_rows, m0, n0, c * 64 + (warp % 4) * 16 + lane / 4, lane % 4);
 #else

@@ -130,7 +130,7 @@ size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {
     const size_t image = prepass_image_bytes(prepass_rows(kc, m, n, true), static_cast<size_t>(k));
     if (kc.abi != KernelAbi::Sm90pp2) return image;
     const size_t tiles_n = ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n));
-    return image + 4 * tiles_n * (static_cast<size_t>(k) / 128) + 16;  // ready counters, then the ticket
+    return image + 4 * tiles_n * (static_cast<size_t>(k) / 128);  // ready counters
 }
 
 int sm90_ctas_per_sm(const KernelConfig& kc) {

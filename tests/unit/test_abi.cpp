@@ -345,14 +345,14 @@ TEST(Abi, Sm90pp2LaunchPlanAddsTheConverterAndItsCounters) {
     KernelConfig k = pp_128x128();
     k.abi = KernelAbi::Sm90pp2;
     // M=300 N=2064 K=1024: the sm90pp1 plan, plus 17 B tiles x 8 stages of uint32 ready counters after the
-    // row words, a 16-byte ticket counter, and the converter's launch.
+    // row words, and the converter's launch.
     const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, 0, false);
     const LaunchPlan p1 = make_launch_plan(pp_128x128(), 300, 2064, 1024, 0, false);
     EXPECT_EQ(p.grid.x, p1.grid.x);
     EXPECT_EQ(p.grid.y, p1.grid.y);
     EXPECT_EQ(p.pre_grid.x, 320u);  // the pre-pass still visits every row (B's: row words, counters)
     EXPECT_EQ(p.pre_block.x, 256u);
-    EXPECT_EQ(p.workspace_bytes, 2631680u + 4u * 17u * 8u + 16u);
+    EXPECT_EQ(p.workspace_bytes, 2631680u + 4u * 17u * 8u);
     EXPECT_EQ(sm90pp_workspace_bytes(k, 300, 2064, 1024), p.workspace_bytes);
     EXPECT_FALSE(p.zero_workspace);  // the pre-pass zeroes the counters
     EXPECT_EQ(p.bconv_grid.x, kBconvCtas);
