@@ -239,23 +239,25 @@ __device__ __forceinline__ int wait_ready(const uint32_t* ready, int s, int nks)
 }
 
 #if F4GEMM_BCONV
-constexpr int kBconvBatch = 8;  // chunks per warp and batch: loads in flight, one fence per batch
+constexpr int kBconvBatch = 8;  // chunks per warp and run (stages of one group): loads in flight, one fence
 // sm90pp2's _bconv: 8 warps per CTA (abi.hpp), the host picks the CTA count
 constexpr int kBconvThreads = 256;
 
 // sm90pp2's _bconv order: the GEMM's grouped raster sweeps min(tiles_m, GROUP_M) tile rows column by column,
-// so its resident CTAs hold about (SMs / that) B tiles, all near the same stage. Items (one chunk of one
-// 16-row group each) go in windows of wb B tiles (the power of two at or below that), stage-major inside a
-// window; item i of the window space (tiles_n rounded up to wb) is group i % gpb of tile (i / gpb) % wb of
-// its window, chunk (i / (wb gpb)) % nch: one division per item. Items of tiles past tiles_n are skipped.
+// so its resident CTAs hold about (SMs / that) B tiles, all near the same stage. Work goes in windows of wb B
+// tiles (the power of two at or below that); inside a window in runs of kBconvBatch stages, and inside a run
+// tile by tile. Item i (one warp's work: one 16-row group's chunks over one run of stages) of the window
+// space (tiles_n rounded up to wb) is group i % gpb of tile (i / gpb) % wb of its window, run (i / (wb gpb))
+// % nruns: one division per item, and the group's header words read once per run. Items of tiles past tiles_n
+// are skipped.
 struct BconvOrder {
-    int log2_wb, nch, tiles_n;
-    __device__ __forceinline__ bool item(int i, int& tile, int& c, int& G) const {
+    int log2_wb, nruns, tiles_n;
+    __device__ __forceinline__ bool item(int i, int& tile, int& run, int& G) const {
         constexpr int gpb = BLOCK_N / 16;
         const int r = i & ((gpb << log2_wb) - 1);
         const int q = i >> (log2_wb + __ffs(gpb) - 1);
-        const int win = q / nch;
-        c = q - win * nch;
+        const int win = q / nruns;
+        run = q - win * nruns;
         tile = (win << log2_wb) + r / gpb;
         G = tile * gpb + r % gpb;
         return tile < tiles_n;
@@ -455,53 +457,47 @@ extern "C" __global__ void __launch_bounds__(kBconvThreads, 1)
     BconvOrder ord;
     const int wb = max(1, (int)sm_count() / min(g.tiles_m, kGroupM));
     ord.log2_wb = 31 - __clz(wb);
-    ord.nch = nch;
+    ord.nruns = (nch + kBconvBatch - 1) / kBconvBatch;
     ord.tiles_n = g.tiles_n;
-    const int total = (((g.tiles_n - 1) >> ord.log2_wb) + 1) * nch * (BLOCK_N / 16) << ord.log2_wb;
+    const int total = (((g.tiles_n - 1) >> ord.log2_wb) + 1) * ord.nruns * (BLOCK_N / 16) << ord.log2_wb;
     // Byte offsets below 2^32 (W and the image of B are below 4 GB: the host's shapes, int M, N, K), so the
     // address arithmetic is 32-bit: one 64-bit add per access.
     const uint32_t group_bytes = (uint32_t)f4gemm::frag16s_group_bytes(p.K);
     const int gg = lane % 8, j = lane / 8;
-    for (int i0 = gw; i0 < total; i0 += nwarps * kBconvBatch) {
+    for (int i = gw; i < total; i += nwarps) {
+        int tile, run, G;
+        if (!ord.item(i, tile, run, G)) continue;
+        const uint8_t* grp = p.B + (uint32_t)G * group_bytes;
+        const int c0 = run * kBconvBatch, nc = min(kBconvBatch, nch - c0);
+        const int ref0 = w_row_ref(__ldg(reinterpret_cast<const uint32_t*>(grp) + gg)).ref;
+        const int ref1 = w_row_ref(__ldg(reinterpret_cast<const uint32_t*>(grp) + gg + 8)).ref;
         uint4 x[kBconvBatch][2];
-        uint32_t e[kBconvBatch][2], hw[kBconvBatch][2], dst[kBconvBatch], ctr[kBconvBatch];
-        bool live[kBconvBatch];
+        uint32_t e[kBconvBatch][2];
 #pragma unroll
         for (int q = 0; q < kBconvBatch; ++q) {
-            int tile, c, G;
-            live[q] = i0 + q * nwarps < total && ord.item(i0 + q * nwarps, tile, c, G);
-            if (!live[q]) continue;
-            const uint32_t grp = (uint32_t)G * group_bytes;
-            const uint8_t* chunk = p.B + (grp + F4GEMM_FRAG16S_HEAD + (uint32_t)c * F4GEMM_FRAG16S_CHUNK);
+            if (q >= nc) break;
+            const uint8_t* chunk = grp + F4GEMM_FRAG16S_HEAD + (uint32_t)(c0 + q) * F4GEMM_FRAG16S_CHUNK;
             x[q][0] = __ldg(reinterpret_cast<const uint4*>(chunk) + lane);
             x[q][1] = __ldg(reinterpret_cast<const uint4*>(chunk) + 32 + lane);
             e[q][0] = __ldg(chunk + 1024 + 4 * gg + j);
             e[q][1] = __ldg(chunk + 1024 + 4 * (gg + 8) + j);
-            hw[q][0] = __ldg(reinterpret_cast<const uint32_t*>(p.B + grp) + gg);
-            hw[q][1] = __ldg(reinterpret_cast<const uint32_t*>(p.B + grp) + gg + 8);
-            // image row r0 = 16 (G % gpb) + gg of tile `tile`, 128-K slab c: ((tile nch + c) BLOCK_N + r0)
-            // 128
-            dst[q] = (((uint32_t)tile * nch + c) * BLOCK_N + 16 * (G % (BLOCK_N / 16)) + gg) * 128u;
-            ctr[q] = (uint32_t)tile * nch + c;
         }
+        // image row 16 (G % gpb) + gg of tile `tile`, 128-K slab c at ((tile nch + c) BLOCK_N + row) 128
+        // bytes
+        uint8_t* dst =
+            w.b8 + ((((uint32_t)tile * nch + c0) * BLOCK_N + 16 * (G % (BLOCK_N / 16)) + gg) * 128u);
 #pragma unroll
         for (int q = 0; q < kBconvBatch; ++q) {
-            if (!live[q]) continue;
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-                b_block_store(x[q][h], e[q][h], w_row_ref(hw[q][h]).ref, w.b8 + (dst[q] + 8u * 128u * h), j,
-                              gg);
+            if (q >= nc) break;
+            b_block_store(x[q][0], e[q][0], ref0, dst + q * (BLOCK_N * 128), j, gg);
+            b_block_store(x[q][1], e[q][1], ref1, dst + q * (BLOCK_N * 128) + 8 * 128, j, gg);
         }
-        // One fence per batch: a fence waits for the thread's stores to land, ~1 us, and one per chunk
-        // starved the GEMM (docs/PERF.md entry 44). Fence, then relaxed adds: the release pattern.
+        // One fence per run: a fence waits for the thread's stores to land, ~1 us, and one per chunk starved
+        // the GEMM (docs/PERF.md entry 44). Fence, then relaxed adds: the release pattern.
         fence_proxy_async_global();
         __threadfence();
         __syncwarp();
-        if (lane == 0) {
-#pragma unroll
-            for (int q = 0; q < kBconvBatch; ++q)
-                if (live[q]) atomicAdd(w.ready + ctr[q], 1u);
-        }
+        if (lane < nc) atomicAdd(w.ready + (uint32_t)tile * nch + c0 + lane, 1u);
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
