@@ -210,6 +210,30 @@ __device__ __forceinline__ void b_block_store(const uint4& x, uint32_t e, int re
     *reinterpret_cast<uint4*>(dst_row + (((2 * j + 1) ^ sw) << 4)) = o1;
 }
 
+// PRE_RING: one pre-pass warp streams n pieces of global memory through its kPreRing shared-memory slots
+// (`ring`, `bar`: the warp's own). Lane 0 bulk-copies piece i (`src(i, dst, bar)` issues the copy and returns
+// nothing) into slot i % kPreRing; every lane waits for it, `read(slot)` takes what it needs into registers,
+// the slot is refilled with piece i + kPreRing, and `use(i, data)` converts and stores. The A rows and the B
+// chunks of the pre-pass both go through here.
+template <int kRing, class Src, class Read, class Use>
+__device__ __forceinline__ void warp_ring_stream(uint8_t (*ring)[F4GEMM_FRAG16S_CHUNK], uint64_t* bar, int n,
+                                                 int lane, Src src, Read read, Use use) {
+    if (lane == 0) {
+        for (int q = 0; q < kRing; ++q) mbar_init(&bar[q], 1);
+        fence_barrier_init();
+        for (int i = 0; i < n && i < kRing; ++i) src(i, ring[i % kRing], &bar[i % kRing]);
+    }
+    __syncwarp();
+    for (int i = 0; i < n; ++i) {
+        const int slot = i % kRing;
+        mbar_wait(&bar[slot], (i / kRing) & 1);
+        const auto data = read(ring[slot]);
+        __syncwarp();  // every lane has read the slot before it is refilled
+        if (lane == 0 && i + kRing < n) src(i + kRing, ring[slot], &bar[slot]);
+        use(i, data);
+    }
+}
+
 // The GEMM's side of the ready counters of one B tile: waits until stage s is converted (all BLOCK_N / 16
 // groups) and returns the end of the run of converted stages from s, judged on up to 64 counters read at once
 // (relaxed 8-byte loads from the even stage s0 at or below s, then an acquire fence: one round trip per 64
@@ -319,37 +343,32 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
                 piece(u, __ldg(reinterpret_cast<const uint2*>(src) + u));
         } else {
             // PRE_RING: the row's fp4 bytes in segments of up to 1024 (K / 2 is a multiple of 128) through
-            // the warp's ring, as for B below; 4 pieces of 8 bytes per lane and segment.
-            constexpr int kRing = kPreRing > 0 ? kPreRing : 1;  // (1 only in the discarded PRE_RING 0 branch)
-            uint8_t(*ring)[F4GEMM_FRAG16S_CHUNK] = s_pre_ring[threadIdx.x / 32];
-            uint64_t* bar = s_pre_bar[threadIdx.x / 32];
-            const int bytes = p.K / 2, nseg = (bytes + 1023) / 1024;
-            const auto fetch = [&](int i) {  // lane 0: segment i into slot i % kRing
-                const int slot = i % kRing;
-                const uint32_t n = (uint32_t)min(1024, bytes - 1024 * i);
-                mbar_arrive_expect_tx(&bar[slot], n);
-                bulk_copy_g2s(ring[slot], src + 1024 * i, n, &bar[slot]);
-            };
-            if (lane == 0) {
-                for (int q = 0; q < kRing; ++q) mbar_init(&bar[q], 1);
-                fence_barrier_init();
-                for (int i = 0; i < nseg && i < kRing; ++i) fetch(i);
-            }
-            __syncwarp();
-            for (int i = 0; i < nseg; ++i) {
-                const int slot = i % kRing;
-                mbar_wait(&bar[slot], (i / kRing) & 1);
+            // the warp's ring; 4 pieces of 8 bytes per lane and segment.
+            struct Seg {
                 uint2 x[4];
+            };
+            const int bytes = p.K / 2;
+            constexpr int kRing = kPreRing > 0 ? kPreRing : 1;  // (1 only in the discarded PRE_RING 0 branch)
+            warp_ring_stream<kRing>(
+                s_pre_ring[threadIdx.x / 32], s_pre_bar[threadIdx.x / 32], (bytes + 1023) / 1024, lane,
+                [&](int i, uint8_t* dst, uint64_t* b) {
+                    const uint32_t nb = (uint32_t)min(1024, bytes - 1024 * i);
+                    mbar_arrive_expect_tx(b, nb);
+                    bulk_copy_g2s(dst, src + 1024 * i, nb, b);
+                },
+                [&](const uint8_t* slot) {
+                    Seg g;
 #pragma unroll
-                for (int q = 0; q < 4; ++q) x[q] = reinterpret_cast<const uint2*>(ring[slot])[lane + 32 * q];
-                __syncwarp();  // every lane has read the slot before it is refilled
-                if (lane == 0 && i + kRing < nseg) fetch(i + kRing);
+                    for (int q = 0; q < 4; ++q) g.x[q] = reinterpret_cast<const uint2*>(slot)[lane + 32 * q];
+                    return g;
+                },
+                [&](int i, const Seg& g) {
 #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const int u = 128 * i + lane + 32 * q;
-                    if (u < p.K / 16) piece(u, x[q]);
-                }
-            }
+                    for (int q = 0; q < 4; ++q) {
+                        const int u = 128 * i + lane + 32 * q;
+                        if (u < p.K / 16) piece(u, g.x[q]);
+                    }
+                });
         }
         return;
     }
@@ -396,37 +415,31 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
         // slots, one bulk copy each (the chunk's 1088 bytes are contiguous and 16-byte aligned), so the bytes
         // in flight do not cost registers: the register loads above kept 1 KB per warp in flight and the loop
         // waited on them.
-        constexpr int kRing = kPreRing > 0 ? kPreRing : 1;  // (1 only in the discarded PRE_RING 0 branch)
-        const int wl = threadIdx.x / 32, nmine = (nch - part + kBChunkWarps - 1) / kBChunkWarps;
-        uint8_t(*ring)[F4GEMM_FRAG16S_CHUNK] = s_pre_ring[wl];
-        uint64_t* bar = s_pre_bar[wl];
-        const auto fetch = [&](int i) {  // lane 0: chunk part + 16 i into slot i % kRing
-            const int slot = i % kRing;
-            mbar_arrive_expect_tx(&bar[slot], F4GEMM_FRAG16S_CHUNK);
-            bulk_copy_g2s(
-                ring[slot],
-                grp + F4GEMM_FRAG16S_HEAD + (size_t)(part + kBChunkWarps * i) * F4GEMM_FRAG16S_CHUNK,
-                F4GEMM_FRAG16S_CHUNK, &bar[slot]);
+        struct Blk {
+            uint4 x[2];
+            uint32_t e[2];
         };
-        if (lane == 0) {
-            for (int q = 0; q < kRing; ++q) mbar_init(&bar[q], 1);
-            fence_barrier_init();
-            for (int i = 0; i < nmine && i < kRing; ++i) fetch(i);
-        }
-        __syncwarp();
-        for (int i = 0; i < nmine; ++i) {
-            const int slot = i % kRing, c = part + kBChunkWarps * i;
-            mbar_wait(&bar[slot], (i / kRing) & 1);
-            const uint8_t* chunk = ring[slot];
-            const uint4 x[2] = {reinterpret_cast<const uint4*>(chunk)[lane],
-                                reinterpret_cast<const uint4*>(chunk)[32 + lane]};
-            const uint32_t e[2] = {chunk[1024 + 4 * gg + j], chunk[1024 + 4 * (gg + 8) + j]};
-            __syncwarp();  // every lane has read the slot before it is refilled
-            if (lane == 0 && i + kRing < nmine) fetch(i + kRing);
+        constexpr int kRing = kPreRing > 0 ? kPreRing : 1;  // (1 only in the discarded PRE_RING 0 branch)
+        warp_ring_stream<kRing>(
+            s_pre_ring[threadIdx.x / 32], s_pre_bar[threadIdx.x / 32],
+            (nch - part + kBChunkWarps - 1) / kBChunkWarps, lane,
+            [&](int i, uint8_t* dst, uint64_t* b) {  // chunk part + 16 i
+                mbar_arrive_expect_tx(b, F4GEMM_FRAG16S_CHUNK);
+                bulk_copy_g2s(
+                    dst, grp + F4GEMM_FRAG16S_HEAD + (size_t)(part + kBChunkWarps * i) * F4GEMM_FRAG16S_CHUNK,
+                    F4GEMM_FRAG16S_CHUNK, b);
+            },
+            [&](const uint8_t* chunk) {
+                return Blk{{reinterpret_cast<const uint4*>(chunk)[lane],
+                            reinterpret_cast<const uint4*>(chunk)[32 + lane]},
+                           {chunk[1024 + 4 * gg + j], chunk[1024 + 4 * (gg + 8) + j]}};
+            },
+            [&](int i, const Blk& k) {
+                const int c = part + kBChunkWarps * i;
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
-                b_block_store(x[h], e[h], ref[h], tile + ((size_t)c * BLOCK_N + r[h]) * 128, j, gg);
-        }
+                for (int h = 0; h < 2; ++h)
+                    b_block_store(k.x[h], k.e[h], ref[h], tile + ((size_t)c * BLOCK_N + r[h]) * 128, j, gg);
+            });
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
