@@ -24,6 +24,9 @@ enum class KernelAbi {
               // then <knl_name>_bconv (B, a few persistent CTAs) and <knl_name> running at once
               // (docs/ABI_SM90.md)
 };
+// The manifest's spelling of each abi (the "abi" column), and the accepted names as the fix in an error.
+constexpr const char* kAbiChoices = "aiter, sm90v1, sm90pp1, sm90pa1 or sm90pp2";
+const char* to_string(KernelAbi a);
 
 struct KernelConfig {
     int tile_m = 0;

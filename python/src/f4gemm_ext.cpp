@@ -70,22 +70,6 @@ f4gemm::MxOperand host_operand(const HostU8& q, const HostU8& s, const char* qn,
     return op;
 }
 
-const char* abi_name(f4gemm::KernelAbi a) {
-    switch (a) {
-        case f4gemm::KernelAbi::Aiter:
-            return "aiter";
-        case f4gemm::KernelAbi::Sm90v1:
-            return "sm90v1";
-        case f4gemm::KernelAbi::Sm90pp1:
-            return "sm90pp1";
-        case f4gemm::KernelAbi::Sm90pa1:
-            return "sm90pa1";
-        case f4gemm::KernelAbi::Sm90pp2:
-            return "sm90pp2";
-    }
-    return "?";
-}
-
 f4gemm::BackendKind backend_of(const std::string& name) {
     if (name == "manifest")
         return f4gemm::BackendKind::Cuda;  // the manifest only, no device (open_device false)
@@ -149,7 +133,7 @@ public:
             d["tile_n"] = kc.tile_n;
             d["split_k"] = bool(kc.split_k);
             d["arch"] = kc.arch;
-            d["abi"] = abi_name(kc.abi);
+            d["abi"] = f4gemm::to_string(kc.abi);
             d["b_layout"] = f4gemm::to_string(kc.b_layout);
             d["threads"] = kc.threads;
             d["smem_bytes"] = kc.smem_bytes;

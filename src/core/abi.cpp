@@ -47,9 +47,7 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 
     if (has_prepass(kc.abi) && kc.split_k)  // before the split checks, whose advice would not apply
         throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got splitK=1 with abi " +
-                                               (kc.abi == KernelAbi::Sm90pa1   ? "sm90pa1"
-                                                : kc.abi == KernelAbi::Sm90pp2 ? "sm90pp2"
-                                                                               : "sm90pp1") +
+                                               to_string(kc.abi) +
                                                "): pre-pass kernels do not split K; set splitK to 0 in "
                                                "the manifest");
 

@@ -88,6 +88,22 @@ std::string dirname_of(const std::string& path) {
 
 }  // namespace
 
+const char* to_string(KernelAbi a) {
+    switch (a) {
+        case KernelAbi::Aiter:
+            return "aiter";
+        case KernelAbi::Sm90v1:
+            return "sm90v1";
+        case KernelAbi::Sm90pp1:
+            return "sm90pp1";
+        case KernelAbi::Sm90pa1:
+            return "sm90pa1";
+        case KernelAbi::Sm90pp2:
+            return "sm90pp2";
+    }
+    return "?";
+}
+
 Manifest parse_manifest(const std::string& text, const std::string& source) {
     Manifest m;
     m.path = source;
@@ -176,8 +192,7 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 else if (v == "sm90pp2")
                     kc.abi = KernelAbi::Sm90pp2;
                 else if (!v.empty())
-                    fail(source, line_no,
-                         "bad abi (got '" + v + "'): use aiter, sm90v1, sm90pp1, sm90pa1 or sm90pp2");
+                    fail(source, line_no, "bad abi (got '" + v + "'): use " + std::string(kAbiChoices));
             } else if (name == "max_m") {
                 if (!v.empty())
                     kc.max_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},

@@ -292,7 +292,18 @@ void Launcher::prepare(int index) {
     dev_.set_dynamic_smem(fn, unsigned(kc.smem_bytes));
     if (has_prepass(kc.abi))
         prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kPrepassSuffix);
-    if (has_bconv(kc.abi)) bconv_[size_t(index)] = dev_.get_function(module, kc.knl_name + kBconvSuffix);
+    if (has_bconv(kc.abi)) {
+        bconv_[size_t(index)] = dev_.get_function(module, kc.knl_name + kBconvSuffix);
+        if (const char* v =
+                env("F4GEMM_BCONV_CTAS")) {  // lab knob: the converter's CTA count (PERF.md entry 44)
+            char* end = nullptr;
+            const long c = std::strtol(v, &end, 10);
+            if (*end || c < 1 || c > 1024)
+                throw Error(Errc::InvalidArgument, std::string("F4GEMM_BCONV_CTAS (got '") + v +
+                                                       "'): set it to a CTA count 1..1024, or unset it");
+            bconv_ctas_ = unsigned(c);
+        }
+    }
     pdl_ok_[size_t(index)] = dev_.has_global(module, F4GEMM_PDL_SYMBOL);
     functions_[size_t(index)] = fn;
 }
@@ -326,19 +337,11 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     // (a backend that ignores it) the three run one after the other, with the same results.
     if (plan.bconv_grid.x) {
         Dim3 grid = plan.bconv_grid;
-        if (const char* v =
-                env("F4GEMM_BCONV_CTAS")) {  // lab knob: the converter's CTA count (PERF.md entry 44)
-            char* end = nullptr;
-            const long c = std::strtol(v, &end, 10);
-            if (*end || c < 1 || c > 1024)
-                throw Error(Errc::InvalidArgument, std::string("F4GEMM_BCONV_CTAS (got '") + v +
-                                                       "'): set it to a CTA count 1..1024, or unset it");
-            grid.x = unsigned(c);
-        }
+        if (bconv_ctas_) grid.x = bconv_ctas_;
         dev_.launch(bconv_[size_t(index)], grid, plan.bconv_block, 0, args.data(), args.size(), true);
     }
     dev_.launch(functions_[size_t(index)], plan.grid, plan.block, plan.smem_bytes, args.data(), args.size(),
-                plan.bconv_grid.x ? true : early && !plan.pre_grid.x);
+                plan.bconv_grid.x || (early && !plan.pre_grid.x));
 }
 
 GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)

@@ -58,7 +58,8 @@ private:
     std::vector<void*> functions_;  // per manifest index, nullptr until prepared
     std::vector<void*> prepass_;    // pre-pass ABIs: <knl_name>_prepass per manifest index
     std::vector<void*> bconv_;      // sm90pp2: <knl_name>_bconv per manifest index
-    std::vector<bool> pdl_ok_;      // per manifest index: the code object declares F4GEMM_PDL_SYMBOL
+    unsigned bconv_ctas_ = 0;   // F4GEMM_BCONV_CTAS, read when an sm90pp2 kernel is prepared; 0: the plan's
+    std::vector<bool> pdl_ok_;  // per manifest index: the code object declares F4GEMM_PDL_SYMBOL
     DevPtr workspace_ = 0;
     size_t workspace_bytes_ = 0;
     // (is_b, packed, scales, rows, k, b layout, scale layout) -> image
