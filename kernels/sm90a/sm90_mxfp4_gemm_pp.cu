@@ -68,8 +68,8 @@
 #define F4GEMM_BCONV 0
 #endif
 
-//   PRE_RING 0: the pre-pass's B warps load each chunk into registers. R > 0: each B warp streams its chunks
-//            through a ring of R shared-memory slots filled by bulk copies (docs/PERF.md entry 45)
+//   PRE_RING 0: the pre-pass's warps load A's rows and B's chunks into registers. R > 0: each warp streams
+//            them through a ring of R shared-memory slots filled by bulk copies (docs/PERF.md entry 45)
 #ifndef F4GEMM_PRE_RING
 #define F4GEMM_PRE_RING 0
 #endif
@@ -136,9 +136,8 @@ static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 //   A8   (Mr/BLOCK_M, K/128, BLOCK_M, 128) e5m2 at byte 0
 //   B8   (Nr/BLOCK_N, K/128, BLOCK_N, 128) e5m2 at byte Mr*K
 //   rows uint32 [Mr] (A) then [Nr] (B)        at byte (Mr+Nr)*K
-//   ready uint32 [Nr/BLOCK_N][K/128]          at byte (Mr+Nr)*(K+4), sm90pp2 only: per B tile and 128-K
-//   stage,
-//                                             the 16-row groups of that stage converted (BLOCK_N/16 = ready)
+//   ready uint32 [Nr/BLOCK_N][K/128] at byte (Mr+Nr)*(K+4), sm90pp2 only: per B tile and 128-K stage, the
+//        16-row groups of that stage converted (BLOCK_N/16 = ready)
 // Inside a (rows, 128) slab the 16-byte chunk c of row r is stored at chunk c ^ (r % 8): the 128B swizzle.
 struct Workspace {
     uint8_t* a8;
@@ -304,7 +303,8 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0,
 extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     F4GEMM_PREPASS_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
-    // PRE_RING: per warp, kPreRing chunk slots and their mbarriers (B items only; A items leave them unused)
+    // PRE_RING: per warp, kPreRing slots of 1088 bytes (a B chunk or up to 1024 bytes of an A row) and their
+    // mbarriers
     __shared__ __align__(128)
         uint8_t s_pre_ring[kPrepassThreads / 32][kPreRing > 0 ? kPreRing : 1][F4GEMM_FRAG16S_CHUNK];
     __shared__ uint64_t s_pre_bar[kPrepassThreads / 32][kPreRing > 0 ? kPreRing : 1];
@@ -451,9 +451,9 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
 // B converter (sm90pp2): grid = a few CTAs of kBconvThreads (the host's choice, docs/ABI_SM90.md), launched
 // after the pre-pass with the programmatic-serialisation attribute, the GEMM after it with the same. It waits
 // for the pre-pass (ready counters zeroed, row words written), lets the GEMM launch at once, and converts
-// every chunk of B in BconvOrder, each warp taking items gw, gw + warps, ...; after a chunk's stores, one
-// release add on its (B tile, stage) counter. It never waits on the GEMM, and the GEMM launches only once
-// every converter CTA runs, so the GEMM's waits always end.
+// every chunk of B in BconvOrder, each warp taking items gw, gw + warps, ...; after an item's stores, one
+// fence and one relaxed add per chunk on its (B tile, stage) counter. It never waits on the GEMM, and the
+// GEMM launches only once every converter CTA runs, so the GEMM's waits always end.
 // =============================================================================================
 extern "C" __global__ void __launch_bounds__(kBconvThreads, 1)
     F4GEMM_BCONV_NAME(const __grid_constant__ F4gemmSm90Args args) {
@@ -495,8 +495,7 @@ extern "C" __global__ void __launch_bounds__(kBconvThreads, 1)
             e[q][0] = __ldg(chunk + 1024 + 4 * gg + j);
             e[q][1] = __ldg(chunk + 1024 + 4 * (gg + 8) + j);
         }
-        // image row 16 (G % gpb) + gg of tile `tile`, 128-K slab c at ((tile nch + c) BLOCK_N + row) 128
-        // bytes
+        // image row 16 (G % gpb) + gg of tile `tile`, slab c: byte ((tile nch + c) BLOCK_N + row) 128
         uint8_t* dst =
             w.b8 + ((((uint32_t)tile * nch + c0) * BLOCK_N + 16 * (G % (BLOCK_N / 16)) + gg) * 128u);
 #pragma unroll
