@@ -76,6 +76,12 @@
 #ifndef F4GEMM_DEC_CH
 #define F4GEMM_DEC_CH 1
 #endif
+//   DEC_SPLIT   1: split-capable (the manifest's split_k column): with a split, CTA z takes the K chunks
+//               [z, z + 1) * k_per_split / 128 and the tile's last CTA sums the splits' fp32 partials in
+//               order (splitk_finish, as the ws kernels do). 0: every CTA takes the whole K.
+#ifndef F4GEMM_DEC_SPLIT
+#define F4GEMM_DEC_SPLIT 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -91,6 +97,7 @@ constexpr bool kWG = F4GEMM_DEC_WG != 0;
 constexpr int kNWG = kWarps / 4;              // warpgroups (DEC_WG 1)
 constexpr int kRw = kWG ? kR / 4 : kR;        // 16-row groups per warp
 constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
+constexpr bool kSplit = F4GEMM_DEC_SPLIT != 0;
 static_assert(!kWG || (kR % 4 == 0 && kWarps % 4 == 0), "DEC_WG 1: whole warpgroups, 64-row multiples");
 static_assert(TILE_M == 16 || TILE_M == 32, "DEC_M: 16 or 32 activation rows per CTA");
 // The start-up: warps 0 .. TILE_M/4 - 1 scan A's scales and the last TILE_N threads read B's row summaries at
@@ -155,6 +162,17 @@ static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 template <int j>
 __device__ __forceinline__ float pow2_of_byte(uint32_t t) {
     return __uint_as_float(f4gemm::pow2_bits_of_byte(t, j));
+}
+
+// The CTA's chunks of 128 K, [x, y): all, or (DEC_SPLIT 1 with splits) its split's (k_per_split is a multiple
+// of 256, the last split may be shorter).
+__device__ __forceinline__ int2 cta_chunks(const Problem& p) {
+    if constexpr (kSplit) {
+        if (p.splits > 1)
+            return make_int2((int)blockIdx.z * (p.k_per_split / 128),
+                             min(p.K, ((int)blockIdx.z + 1) * p.k_per_split) / 128);
+    }
+    return make_int2(0, p.K / 128);
 }
 
 // Per-warp main loop over chunks [c0, c1) of 128 K. kNt8: activation 8-row tiles (1 when M - m0 <= 8).
@@ -445,12 +463,13 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
         }
     }
     // Every warpgroup leaves having passed its image barrier as often as the one with the most slots
-    // (nch over kNWG warpgroups in slots of kCh: the counts differ by one at most). Not needed for the
-    // result; compute-sanitizer racecheck reported hazards between the epilogue's partial stores and the
-    // sum over them (two __syncthreads apart) wherever the counts differed, and none with them equal
-    // (docs/PERF.md entry 41).
+    // (the CTA's nch chunks over kNWG warpgroups in slots of kCh: the counts differ by one at most). Not
+    // needed for the result; compute-sanitizer racecheck reported hazards between the epilogue's partial
+    // stores and the sum over them (two __syncthreads apart) wherever the counts differed, and none with them
+    // equal (docs/PERF.md entry 41).
     {
-        const int nch = p.K / 128;
+        const int2 cr = cta_chunks(p);
+        const int nch = kSplit ? cr.y - cr.x : p.K / 128;
         int most = 0;
 #pragma unroll
         for (int w = 0; w < kNWG; ++w)
@@ -472,10 +491,11 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
                                            float (&acc)[kRw][kMt8][4], uint8_t* smem) {
     uint8_t* ring = smem + warp * kStages * kStageBytes;
     uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
-    const int nch = p.K / 128;
+    const int2 cr = cta_chunks(p);
+    const int cb = cr.x, nch = cr.y - cr.x;  // the CTA's chunks of 128 K: [cb, cb + nch)
     if constexpr (W) {
         const int wg = warp / 4;
-        const int c0 = wg * nch / kNWG, c1 = (wg + 1) * nch / kNWG;
+        const int c0 = cb + wg * nch / kNWG, c1 = cb + (wg + 1) * nch / kNWG;
         const uint32_t base = smem_u32(smem);
         uint8_t* img = smem + ((base + kOffImg + 1023u) & ~1023u) - base + wg * 2 * kCh * kImgBytes;
         if (kMt8 == 4 && p.M - m0 > 24) {  // wgmma N: the CTA's real rows in 8-row tiles
@@ -490,7 +510,7 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
             dec_loop_wg<1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
         }
     } else {
-        const int c0 = warp * nch / kWarps, c1 = (warp + 1) * nch / kWarps;
+        const int c0 = cb + warp * nch / kWarps, c1 = cb + (warp + 1) * nch / kWarps;
         if constexpr (kMt8 == 2) {
             if (p.M - m0 > 8) {
                 dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
@@ -513,8 +533,8 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
 
 }  // namespace
 
-// No split-K (the CTA's warps split K among themselves); B from W.
-F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, 0, F4GEMM_ABI_SM90V1,
+// The CTA's warps split its K among themselves; DEC_SPLIT 1 also splits K across CTAs (gridDim.z). B from W.
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kSplit ? 1 : 0, F4GEMM_ABI_SM90V1,
                   F4GEMM_B_FRAG16S, F4GEMM_ACCUM_EXACT);
 
 extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
@@ -525,12 +545,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     float* red = reinterpret_cast<float*>(smem);              // [kWarps][TILE_M][kRedPitch] fp32 partials
     int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows ([TILE_N] B rows: unused)
     int* s_nan = s_ref + TILE_M + TILE_N;
-    int* s_cta = s_nan + TILE_M + TILE_N;  // [0] wide, [1] max B exponent, [2] min B exponent
+    int* s_cta = s_nan + TILE_M + TILE_N;  // [0] wide, [1] max B exponent, [2] min B exponent, [3] last split
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const Problem p = load_problem(args);
     const SplitGeometry geo = split_geometry(p, TILE_M, TILE_N);
     const int m0 = blockIdx.y * TILE_M, n0 = blockIdx.x * TILE_N;
+    const auto finish_split = [&]() {  // DEC_SPLIT 1: the tile's last CTA sums the splits' partials in order
+        if constexpr (kSplit) {
+            if (p.splits > 1)
+                splitk_finish(p, geo, blockIdx.y, blockIdx.x, TILE_M, TILE_N, tid, kThreads, &s_cta[3],
+                              [] { __syncthreads(); });
+        }
+    };
 
     if (tid == 0) {
         s_cta[0] = 0;
@@ -584,7 +611,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     }
     __syncthreads();
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
-        exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, TILE_M, TILE_N, 0, p.K / 32, smem, tid);
+        const int2 cr = cta_chunks(p);  // its split's 32-K blocks
+        exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, TILE_M, TILE_N, kSplit ? 4 * cr.x : 0,
+                                             kSplit ? 4 * cr.y : p.K / 32, smem, tid);
+        finish_split();
         return;
     }
     const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]
@@ -638,6 +668,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         if (s_nan[m] || s_nan[TILE_M + n]) v = qnan;
         store_value(p, geo, m0 + m, n0 + n, v);
     }
+    finish_split();
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif
