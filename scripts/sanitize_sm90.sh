@@ -9,6 +9,7 @@ rc=0
 mapfile -t KERNELS < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
 mapfile -t MODES < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
 mapfile -t SPLITK < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $3}')
+mapfile -t TILEM < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $1}')
 run() {  # run <tool> <f4gemm args...>
     local tool=$1; shift
     local out
@@ -24,6 +25,10 @@ for tool in memcheck racecheck; do
     # (memcheck only: racecheck of the exact fallback over a whole grid takes minutes).
     [ "$tool" = memcheck ] && for i in "${!KERNELS[@]}"; do
         run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 40 -n 1000 -k 2880 --data wide
+    done
+    # Decode rows on the 16-row kernels: the M <= 8 loops (DEC_PIPE's: K = 2048 fills every warpgroup's slots)
+    for i in "${!KERNELS[@]}"; do
+        [ "${TILEM[$i]}" = 16 ] && run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 5 -n 272 -k 2048
     done
     run $tool -m 1 -n 1024 -k 256
     run $tool -m 17 -n 16 -k 256

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regression sweep of our sm_90a kernels on an NVIDIA GPU: asm_f4gemm's run_tests.sh adapted.
-# The 8 heuristic shapes, every kernel of the manifest at M=300 N=2048 K=1024, split-K at
+# The 8 heuristic shapes, every kernel of the manifest at M=300 N=2048 K=1024, every 16-row kernel at M=3 and 8
+# (the loops that serve M <= 8), split-K at
 # M=256 N=1024 K=4096 for every split-capable kernel and split, then M=1, N not a multiple of
 # the tile, K=256, and beta != 0 with C. Judged by exit status (the original grepped "PASSED").
 # Usage: scripts/sweep_sm90.sh [--co-dir DIR] [-- extra f4gemm flags]
@@ -20,11 +21,20 @@ echo "== every kernel in the manifest (M=300 N=2048 K=1024) =="
 mapfile -t KERNELS < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}')
 mapfile -t MODES < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
 mapfile -t SPLITK < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $3}')
+mapfile -t TILEM < <("$F4GEMM" "${CO[@]}" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $1}')
 for i in "${!KERNELS[@]}"; do
     k=${KERNELS[$i]}
     check "$k (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" -m 300 -n 2048 -k 1024
 done
 
+echo "== decode rows on every 16-row kernel (M <= 8: the loops that serve them, DEC_PIPE's among them) =="
+# K = 2048 and 3072 (2880 padded) give every warpgroup of the wgmma decode tiles whole slots of two chunks.
+for i in "${!KERNELS[@]}"; do
+    [ "${TILEM[$i]}" = 16 ] || continue
+    k=${KERNELS[$i]}
+    check "$k M=3 N=2064 K=2048 (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" -m 3 -n 2064 -k 2048
+    check "$k M=8 N=1000 K=2880 beta=0.5 (${MODES[$i]})" --kernel "$k" --accum "${MODES[$i]}" -m 8 -n 1000 -k 2880 --beta 0.5
+done
 echo "== split-K, fp32 reduction (M=256 N=1024 K=4096) =="
 for i in "${!KERNELS[@]}"; do
     [ "${SPLITK[$i]}" = 1 ] || continue
