@@ -345,25 +345,18 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
 }
 
 GpuGemm::GpuGemm(Device& dev, const Manifest& m, int kernel_index, int log2_k_split, const Problem& p)
-    : own_(std::make_unique<Launcher>(dev, m)),
-      launcher_(*own_),
-      index_(kernel_index),
-      kc_(m.kernels.at(size_t(kernel_index))),
-      m_(p.m),
-      n_(p.n),
-      k_(p.k),
-      launch_k_(kernel_k(kc_, p.k)),
-      alpha_(p.alpha),
-      beta_(p.beta) {
-    plan_ = make_launch_plan(kc_, p.m, p.n, launch_k_, log2_k_split, !p.c.empty());
-    launcher_.prepare(index_);
-    upload(p);
-}
+    : GpuGemm(std::make_unique<Launcher>(dev, m), nullptr, kernel_index, log2_k_split, p) {}
 
 GpuGemm::GpuGemm(Launcher& launcher, int kernel_index, int log2_k_split, const Problem& p)
-    : launcher_(launcher),
+    : GpuGemm(nullptr, &launcher, kernel_index, log2_k_split, p) {}
+
+// own_ is initialised before launcher_ (declaration order), so a GEMM that owns its launcher refers to it.
+GpuGemm::GpuGemm(std::unique_ptr<Launcher> own, Launcher* shared, int kernel_index, int log2_k_split,
+                 const Problem& p)
+    : own_(std::move(own)),
+      launcher_(shared ? *shared : *own_),
       index_(kernel_index),
-      kc_(launcher.manifest().kernels.at(size_t(kernel_index))),
+      kc_(launcher_.manifest().kernels.at(size_t(kernel_index))),
       m_(p.m),
       n_(p.n),
       k_(p.k),

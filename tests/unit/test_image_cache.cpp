@@ -143,3 +143,28 @@ TEST(ImageCache, UploadedBytesMatchWithAndWithoutTheCache) {
     EXPECT_EQ(with, without);
     fs::remove_all(dir);
 }
+
+// A GpuGemm built on a device and a manifest owns its launcher; one built on a launcher shares it. Both upload the
+// same operand bytes and plan the same launch (the two public constructors share one body).
+TEST(ImageCache, GpuGemmOnItsOwnLauncherUploadsWhatASharedOneDoes) {
+    const fs::path dir = fs::temp_directory_path() / "f4gemm_image_cache_own";
+    Manifest m = one_kernel(dir, "frag16s");
+    m.dir = dir.string();
+    const Problem p = make_problem(17, 64, 512, 1.f, 0.f, DataKind::Seed, 7u, 8u, false);
+    HostDevice own_dev, shared_dev;
+    GpuGemm own(own_dev, m, 0, 0, p);
+    Launcher l(shared_dev, m);
+    GpuGemm shared(l, 0, 0, p);
+    EXPECT_EQ(own.kernel().co_name, "k.cubin");
+    EXPECT_EQ(own.kernel().co_name, shared.kernel().co_name);
+    EXPECT_EQ(own.launch_k(), 512);
+    EXPECT_EQ(own.launch_k(), shared.launch_k());
+    EXPECT_EQ(own.plan().grid.x, 1u);  // N = 64: one 64-wide tile
+    EXPECT_EQ(own.plan().grid.y, 2u);  // M = 17: two 16-row tiles
+    EXPECT_EQ(own.plan().grid.x, shared.plan().grid.x);
+    EXPECT_EQ(own.plan().grid.y, shared.plan().grid.y);
+    EXPECT_EQ(own.plan().b_bytes, shared.plan().b_bytes);
+    EXPECT_EQ(own_dev.buffers(), shared_dev.buffers());
+    EXPECT_EQ(own.sets(), 1);
+    fs::remove_all(dir);
+}
