@@ -98,7 +98,8 @@ public:
 
 private:
     // The two public constructors: with its own launcher (own set, shared null) or a shared one.
-    GpuGemm(std::unique_ptr<Launcher> own, Launcher* shared, int kernel_index, int log2_k_split, const Problem& p);
+    GpuGemm(std::unique_ptr<Launcher> own, Launcher* shared, int kernel_index, int log2_k_split,
+            const Problem& p);
     void upload(const Problem& p);
     void ensure_graph(int iters);  // records `iters` runs (rotating sets) unless that graph exists
     std::unique_ptr<Launcher> own_;

@@ -144,8 +144,8 @@ TEST(ImageCache, UploadedBytesMatchWithAndWithoutTheCache) {
     fs::remove_all(dir);
 }
 
-// A GpuGemm built on a device and a manifest owns its launcher; one built on a launcher shares it. Both upload the
-// same operand bytes and plan the same launch (the two public constructors share one body).
+// A GpuGemm built on a device and a manifest owns its launcher; one built on a launcher shares it. Both
+// upload the same operand bytes and plan the same launch (the two public constructors share one body).
 TEST(ImageCache, GpuGemmOnItsOwnLauncherUploadsWhatASharedOneDoes) {
     const fs::path dir = fs::temp_directory_path() / "f4gemm_image_cache_own";
     Manifest m = one_kernel(dir, "frag16s");
