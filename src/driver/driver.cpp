@@ -294,8 +294,8 @@ void Launcher::prepare(int index) {
         prepass_[size_t(index)] = dev_.get_function(module, kc.knl_name + kPrepassSuffix);
     if (has_bconv(kc.abi)) {
         bconv_[size_t(index)] = dev_.get_function(module, kc.knl_name + kBconvSuffix);
-        if (const char* v =
-                env("F4GEMM_BCONV_CTAS")) {  // lab knob: the converter's CTA count (PERF.md entry 44)
+        // Lab knob: the converter's CTA count (PERF.md entry 44)
+        if (const char* v = env("F4GEMM_BCONV_CTAS")) {
             char* end = nullptr;
             const long c = std::strtol(v, &end, 10);
             if (*end || c < 1 || c > 1024)
