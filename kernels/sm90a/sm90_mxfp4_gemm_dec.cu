@@ -82,6 +82,21 @@
 #ifndef F4GEMM_DEC_SPLIT
 #define F4GEMM_DEC_SPLIT 0
 #endif
+//   DEC_EARLY   1: the start-up's own loads (A's scale words of the whole K up to 32768, B's row summaries)
+//               are issued first, then each warp initialises its ring and issues its first DEC_STAGES slots'
+//               copies, then the start-up is computed from the loaded words: the first chunks' DRAM latency
+//               runs under the start-up, and the start-up's loads do not queue behind the ring's bulk copies
+//               (docs/PERF.md entry 47: priming the ring before the start-up's loads cost ~2 us per CTA
+//               round; entry 48 measures this order). A CTA that then takes the exact path waits for those
+//               copies before exact_tile reuses the ring. 0: the ring starts after the start-up.
+#ifndef F4GEMM_DEC_EARLY
+#define F4GEMM_DEC_EARLY 0
+#endif
+//   DEC_UWG     1: DEC_WG 1 takes the warpgroup index through a shuffle, so that the compiler knows it is
+//               warp-uniform and builds the wgmma descriptors in uniform registers (PERF.md entries 47, 48)
+#ifndef F4GEMM_DEC_UWG
+#define F4GEMM_DEC_UWG 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -98,6 +113,11 @@ constexpr int kNWG = kWarps / 4;              // warpgroups (DEC_WG 1)
 constexpr int kRw = kWG ? kR / 4 : kR;        // 16-row groups per warp
 constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
 constexpr bool kSplit = F4GEMM_DEC_SPLIT != 0;
+constexpr bool kEarly = F4GEMM_DEC_EARLY != 0;
+// What a call of the main loop does: All (initialise the ring, fill it, run), or the three parts of
+// DEC_EARLY 1: Prime (initialise and fill, before the start-up is computed), Run (the loop on the primed
+// ring) and Drain (instead of Run, on the exact path: wait for the primed slots' copies).
+enum class Part { All, Prime, Run, Drain };
 static_assert(!kWG || (kR % 4 == 0 && kWarps % 4 == 0), "DEC_WG 1: whole warpgroups, 64-row multiples");
 static_assert(TILE_M == 16 || TILE_M == 32, "DEC_M: 16 or 32 activation rows per CTA");
 // The start-up: warps 0 .. TILE_M/4 - 1 scan A's scales and the last TILE_N threads read B's row summaries at
@@ -107,6 +127,9 @@ constexpr bool kStartApart = F4GEMM_DEC_WARPS * 32 - TILE_N >= TILE_M / 4 * 32;
 // Words in flight per lane in the start-up scan of the A scales. 4 leaves every config free of spills
 // (ptxas allocates the 128 registers of the main loop differently around the scan: 1 and 8 spill).
 constexpr int kScanUnroll = 4;
+// DEC_EARLY 1: A scale words per lane loaded before the ring is primed (8 lanes per row: K <= 256 * 8 * kPre
+// in one round; the rest, if any, after the ring's copies)
+constexpr int kPre = 16;
 constexpr int kBSpan = 100;  // B exponents of a CTA within 100 binades: 2^(e - refB) >= 2^-87
 // One ring slot = one 128-K chunk of everything the warp reads: B and its scales (bulk copies), the TILE_M
 // activation rows' 64 bytes (pitch 80: the per-lane 4-byte reads hit 32 distinct banks) and their TILE_M
@@ -175,11 +198,24 @@ __device__ __forceinline__ int2 cta_chunks(const Problem& p) {
     return make_int2(0, p.K / 128);
 }
 
+// DEC_EARLY 1 on the exact path: the slots primed before the start-up (slot i holds chunks from c0 + i * ch,
+// if below c1) complete their first phase once their copies have landed; then the ring may be reused.
+__device__ __forceinline__ void drain_ring(int c0, int c1, int ch, int lane, uint64_t* bars) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i)
+        if (c0 + i * ch < c1) mbar_wait(&bars[i], 0);
+    __syncwarp();
+    if (lane == 0) {
+#pragma unroll
+        for (int i = 0; i < kStages; ++i) mbar_inval(&bars[i]);
+    }
+}
+
 // Per-warp main loop over chunks [c0, c1) of 128 K. kNt8: activation 8-row tiles (1 when M - m0 <= 8).
 // Every operand byte of a chunk arrives through the warp's ring slot (bulk copies for B and its scales,
 // cp.async for A and its scales, all counted on the slot's mbarrier: 1 expect_tx arrival + 32 cp.async
 // arrivals), issued kStages - 1 chunks ahead, so the loop itself only waits on shared memory.
-template <int kNt8>
+template <int kNt8, Part kPart>
 __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c0, int c1, int lane,
                                          const int (&refA)[kMt8], uint32_t kB, float (&acc)[kRw][kMt8][4],
                                          uint8_t* ring, uint64_t* bars) {
@@ -190,12 +226,18 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     // the groups W has (the others' slots hold stale bytes whose outputs lie beyond N and are never stored).
     const int groups = w_tile_groups<TILE_N>(p.N, n0);
 
-    if (lane == 0) {
+    if constexpr (kPart == Part::All || kPart == Part::Prime) {
+        if (lane == 0) {
 #pragma unroll
-        for (int i = 0; i < kStages; ++i) mbar_init(&bars[i], 33);
-        fence_barrier_init();
+            for (int i = 0; i < kStages; ++i) mbar_init(&bars[i], 33);
+            fence_barrier_init();
+        }
+        __syncwarp();
     }
-    __syncwarp();
+    if constexpr (kPart == Part::Drain) {
+        drain_ring(c0, c1, 1, lane, bars);
+        return;
+    }
     auto issue = [&](int c, int slot) {
         if (c >= c1) return;  // warp-uniform
         uint8_t* dst = ring + slot * kStageBytes;
@@ -266,8 +308,11 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
         }
     };
 
+    if constexpr (kPart == Part::All || kPart == Part::Prime) {
 #pragma unroll
-    for (int i = 0; i < kStages; ++i) issue(c0 + i, i);
+        for (int i = 0; i < kStages; ++i) issue(c0 + i, i);
+    }
+    if constexpr (kPart == Part::Prime) return;
     int slot = 0;
     uint32_t phase = 0;
     for (int c = c0; c < c1; ++c) {
@@ -307,7 +352,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
 // converts the 4 blocks of its groups' fragments into registers, issues 4 * kRw wgmmas (fresh accumulators)
 // and applies B's block scales in the FFMA as dec_loop does; the slot is refilled once all its chunks are
 // read.
-template <int kNt8>
+template <int kNt8, Part kPart>
 __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, int c0, int c1, int lane, int q,
                                             int wg, const int* s_ref, uint32_t kB, float (&acc)[kRw][kMt8][4],
                                             uint8_t* ring, uint64_t* bars, uint8_t* img) {
@@ -322,12 +367,18 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
 #pragma unroll
     for (int r = 0; r < kRw; ++r) mine += (q + 4 * r < groups) ? 1 : 0;
 
-    if (lane == 0) {
+    if constexpr (kPart == Part::All || kPart == Part::Prime) {
+        if (lane == 0) {
 #pragma unroll
-        for (int i = 0; i < kStages; ++i) mbar_init(&bars[i], 33);
-        fence_barrier_init();
+            for (int i = 0; i < kStages; ++i) mbar_init(&bars[i], 33);
+            fence_barrier_init();
+        }
+        __syncwarp();
     }
-    __syncwarp();
+    if constexpr (kPart == Part::Drain) {
+        drain_ring(c0, c1, kCh, lane, bars);
+        return;
+    }
     // Slot i holds chunks c .. c + n - 1 (n = min(kCh, c1 - c)).
     auto issue = [&](int c, int slot) {
         if (c >= c1) return;  // warp-uniform
@@ -356,8 +407,11 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
     };
     const uint32_t img0 = smem_u32(img);
 
+    if constexpr (kPart == Part::All || kPart == Part::Prime) {
 #pragma unroll
-    for (int i = 0; i < kStages; ++i) issue(c0 + i * kCh, i);
+        for (int i = 0; i < kStages; ++i) issue(c0 + i * kCh, i);
+    }
+    if constexpr (kPart == Part::Prime) return;
     int slot = 0, buf = 0;
     uint32_t phase = 0;
     for (int c = c0; c < c1; c += kCh) {
@@ -485,7 +539,7 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
 
 // The main loop of one warp: dec_loop (DEC_WG 0) or dec_loop_wg (DEC_WG 1) over its share of the chunks, with
 // the 8-row activation tiles the CTA's rows need. A template so that only the chosen design is instantiated.
-template <bool W>
+template <bool W, Part kPart>
 __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int warp, int lane,
                                            const int (&refA)[kMt8], const int* s_ref, uint32_t kB,
                                            float (&acc)[kRw][kMt8][4], uint8_t* smem) {
@@ -494,41 +548,109 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
     const int2 cr = cta_chunks(p);
     const int cb = cr.x, nch = cr.y - cr.x;  // the CTA's chunks of 128 K: [cb, cb + nch)
     if constexpr (W) {
-        const int wg = warp / 4;
+        const int wg = F4GEMM_DEC_UWG ? __shfl_sync(0xffffffffu, warp / 4, 0) : warp / 4;
         const int c0 = cb + wg * nch / kNWG, c1 = cb + (wg + 1) * nch / kNWG;
         const uint32_t base = smem_u32(smem);
         uint8_t* img = smem + ((base + kOffImg + 1023u) & ~1023u) - base + wg * 2 * kCh * kImgBytes;
         if (kMt8 == 4 && p.M - m0 > 24) {  // wgmma N: the CTA's real rows in 8-row tiles
-            dec_loop_wg<kMt8 == 4 ? 4 : 1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars,
-                                           img);
+            dec_loop_wg<kMt8 == 4 ? 4 : 1, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring,
+                                                  bars, img);
         } else if (kMt8 == 4 && p.M - m0 > 16) {
-            dec_loop_wg<kMt8 == 4 ? 3 : 1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars,
-                                           img);
+            dec_loop_wg<kMt8 == 4 ? 3 : 1, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring,
+                                                  bars, img);
         } else if (p.M - m0 > 8) {
-            dec_loop_wg<2>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
+            dec_loop_wg<2, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
         } else {
-            dec_loop_wg<1>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
+            dec_loop_wg<1, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
         }
     } else {
         const int c0 = cb + warp * nch / kWarps, c1 = cb + (warp + 1) * nch / kWarps;
         if constexpr (kMt8 == 2) {
             if (p.M - m0 > 8) {
-                dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+                dec_loop<2, kPart>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
             } else {
-                dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+                dec_loop<1, kPart>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
             }
         } else {  // the CTA's real rows in 8-row tiles: 17..32 rows are the case this config is for
             if (p.M - m0 > 24) {
-                dec_loop<4>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+                dec_loop<4, kPart>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
             } else if (p.M - m0 > 16) {
-                dec_loop<3>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+                dec_loop<3, kPart>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
             } else if (p.M - m0 > 8) {
-                dec_loop<2>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+                dec_loop<2, kPart>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
             } else {
-                dec_loop<1>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
+                dec_loop<1, kPart>(p, m0, n0, c0, c1, lane, refA, kB, acc, ring, bars);
             }
         }
     }
+}
+
+// DEC_EARLY 1: the start-up with its loads first. Warps 0 .. TILE_M/4 - 1 load the A scale words of their
+// rows (8 lanes per row, up to kPre words each) and the B-row threads their group-header summary words; then
+// every warp primes its ring (main_loops' Prime part); then the loaded words are scanned as in the kernel's
+// own start-up (same rule, same results: s_ref, s_nan, s_cta) and the CTA meets at a barrier.
+__device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, int warp, int lane, int tid,
+                                              int* s_ref, int* s_nan, int* s_cta, uint8_t* smem) {
+    const bool scan = warp < TILE_M / 4;  // warp-uniform: 4 A rows per warp
+    const int sub = lane / 8, part = lane % 8, r = warp * 4 + sub;
+    const bool valid = scan && m0 + r < p.M;
+    const uint2* src = reinterpret_cast<const uint2*>(valid ? p.sA + (long)(m0 + r) * p.ldsa : p.sA);
+    const int nwords = p.K / 256;  // u64 scale words per row
+    uint2 pre[kPre];
+    if (scan) {
+#pragma unroll
+        for (int i = 0; i < kPre; ++i) {
+            const int w = part + 8 * i;
+            pre[i] = (valid && w < nwords) ? __ldg(src + w) : make_uint2(0u, 0u);
+        }
+    }
+    // B rows: thread tid reads row bi's summary word (the last TILE_N threads, or the first TILE_N)
+    const int bi = kStartApart ? tid - (kThreads - TILE_N) : tid;
+    const bool brow = bi >= 0 && bi < TILE_N && n0 + bi < p.N;
+    uint32_t hw = 0u;
+    if (brow)
+        hw = __ldg(reinterpret_cast<const uint32_t*>(
+            p.B + (long)(n0 / 16 + bi / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (bi % 16)));
+    if (tid == 0) {
+        s_cta[0] = 0;
+        s_cta[1] = 0;
+        s_cta[2] = 255;
+    }
+    {
+        const int zero_ref[kMt8] = {};
+        float no_acc[kRw][kMt8][4];
+        main_loops<kWG, Part::Prime>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
+    }
+    __syncthreads();  // s_cta's initial values
+    if (scan) {
+        uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
+#pragma unroll
+        for (int i = 0; i < kPre; ++i)
+            if (valid && part + 8 * i < nwords) scan_word(pre[i], mx, mn, nan);
+        if (valid) {
+            for (int w = part + 8 * kPre; w < nwords; w += 8) scan_word(__ldg(src + w), mx, mn, nan);
+        }
+        const RowRef rr = finish_row(mx, mn, nan, 8, valid);
+        if (part == 0) {
+            s_ref[r] = rr.ref;
+            s_nan[r] = rr.nan;
+            if (rr.wide) s_cta[0] = 1;
+        }
+    }
+    if (bi >= 0 && bi < TILE_N) {
+        bool nan = false;
+        if (brow) {
+            const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(hw, kWindow);  // finish_row's rule
+            nan = rr.nan;
+            if (rr.wide) s_cta[0] = 1;
+            if (hw & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
+                atomicMax(&s_cta[1], (int)(hw & 0xFFu));
+                atomicMin(&s_cta[2], (int)((hw >> 8) & 0xFFu));
+            }
+        }
+        s_nan[TILE_M + bi] = nan;
+    }
+    __syncthreads();
 }
 
 }  // namespace
@@ -559,58 +681,67 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         }
     };
 
-    if (tid == 0) {
-        s_cta[0] = 0;
-        s_cta[1] = 0;
-        s_cta[2] = 255;
-    }
-    __syncthreads();
-    // A rows: scale scan over the whole K (8 lanes per row, loads unrolled so that a few memory latencies
-    // cover it), a reference each. B rows: one summary word each from their group's frag16s header (largest
-    // and smallest exponent, NaN presence), no scan (docs/PERF.md entry 17). B rows add to the CTA's
-    // exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the exact path.
-    // Rows past M / N are padding and never stored: skipped.
-    // B rows: one thread each, row i (the last TILE_N threads beside the scan, else the first TILE_N after
-    // it)
-    const auto b_row = [&](const int i) {
-        bool nan = false;
-        if (n0 + i < p.N) {
-            const uint32_t w = *reinterpret_cast<const uint32_t*>(
-                p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
-            const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);  // finish_row's rule
-            nan = rr.nan;
-            if (rr.wide) s_cta[0] = 1;
-            if (w & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
-                atomicMax(&s_cta[1], (int)(w & 0xFFu));
-                atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
+    if constexpr (kEarly) {
+        early_startup(p, m0, n0, warp, lane, tid, s_ref, s_nan, s_cta, smem);
+    } else {
+        if (tid == 0) {
+            s_cta[0] = 0;
+            s_cta[1] = 0;
+            s_cta[2] = 255;
+        }
+        __syncthreads();
+        // A rows: scale scan over the whole K (8 lanes per row, loads unrolled so that a few memory latencies
+        // cover it), a reference each. B rows: one summary word each from their group's frag16s header
+        // (largest and smallest exponent, NaN presence), no scan (docs/PERF.md entry 17). B rows add to the
+        // CTA's exponent range; a row of either spanning more than 26 binades (wide) sends the CTA to the
+        // exact path. Rows past M / N are padding and never stored: skipped. B rows: one thread each, row i
+        // (the last TILE_N threads beside the scan, else the first TILE_N after it)
+        const auto b_row = [&](const int i) {
+            bool nan = false;
+            if (n0 + i < p.N) {
+                const uint32_t w = *reinterpret_cast<const uint32_t*>(
+                    p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
+                const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);  // finish_row's rule
+                nan = rr.nan;
+                if (rr.wide) s_cta[0] = 1;
+                if (w & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
+                    atomicMax(&s_cta[1], (int)(w & 0xFFu));
+                    atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
+                }
             }
-        }
-        s_nan[TILE_M + i] = nan;
-    };
-    if (warp < TILE_M / 4) {  // warp-uniform: 4 A rows per warp
-        const int sub = lane / 8, part = lane % 8, r = warp * 4 + sub;
-        const bool valid = m0 + r < p.M;
-        const uint2* src = reinterpret_cast<const uint2*>(valid ? p.sA + (long)(m0 + r) * p.ldsa : p.sA);
-        uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
-        const int nwords = p.K / 256;  // u64 scale words per row
-        if (valid) {
+            s_nan[TILE_M + i] = nan;
+        };
+        if (warp < TILE_M / 4) {  // warp-uniform: 4 A rows per warp
+            const int sub = lane / 8, part = lane % 8, r = warp * 4 + sub;
+            const bool valid = m0 + r < p.M;
+            const uint2* src = reinterpret_cast<const uint2*>(valid ? p.sA + (long)(m0 + r) * p.ldsa : p.sA);
+            uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
+            const int nwords = p.K / 256;  // u64 scale words per row
+            if (valid) {
 #pragma unroll kScanUnroll
-            for (int w = part; w < nwords; w += 8) scan_word(__ldg(src + w), mx, mn, nan);
+                for (int w = part; w < nwords; w += 8) scan_word(__ldg(src + w), mx, mn, nan);
+            }
+            const RowRef rr = finish_row(mx, mn, nan, 8, valid);
+            if (part == 0) {
+                s_ref[r] = rr.ref;
+                s_nan[r] = rr.nan;
+                if (rr.wide) s_cta[0] = 1;
+            }
+        } else if (kStartApart && tid >= kThreads - TILE_N) {
+            b_row(tid - (kThreads - TILE_N));
         }
-        const RowRef rr = finish_row(mx, mn, nan, 8, valid);
-        if (part == 0) {
-            s_ref[r] = rr.ref;
-            s_nan[r] = rr.nan;
-            if (rr.wide) s_cta[0] = 1;
+        if constexpr (!kStartApart) {
+            if (tid < TILE_N) b_row(tid);
         }
-    } else if (kStartApart && tid >= kThreads - TILE_N) {
-        b_row(tid - (kThreads - TILE_N));
+        __syncthreads();
     }
-    if constexpr (!kStartApart) {
-        if (tid < TILE_N) b_row(tid);
-    }
-    __syncthreads();
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
+        if constexpr (kEarly) {  // the primed slots' copies land before exact_tile reuses the ring
+            const int zero_ref[kMt8] = {};
+            float no_acc[kRw][kMt8][4];
+            main_loops<kWG, Part::Drain>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
+            __syncthreads();
+        }
         const int2 cr = cta_chunks(p);  // its split's 32-K blocks
         exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, TILE_M, TILE_N, kSplit ? 4 * cr.x : 0,
                                              kSplit ? 4 * cr.y : p.K / 32, smem, tid);
@@ -632,7 +763,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; ++i) acc[rg][h][i] = 0.0f;
 
-    main_loops<kWG>(p, m0, n0, warp, lane, refA, s_ref, kB, acc, smem);
+    main_loops<kWG, kEarly ? Part::Run : Part::All>(p, m0, n0, warp, lane, refA, s_ref, kB, acc, smem);
 
     pdl_trigger();    // the main loop is done: the next kernel on the stream may be scheduled
     __syncthreads();  // the partials below overwrite the ring of other warps
