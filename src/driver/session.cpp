@@ -74,13 +74,29 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
 // which saturates at decode_warps, times decode_speed (the kernel's rate per warp against the mma.sync dec
 // kernels'); each CTA costs decode_round more (its start-up scan, pipeline fill and
 // epilogue). Relative units (element-warps), comparable between kernels that carry the model. Negative when
-// the kernel has none.
-double decode_cost(const KernelConfig& kc, const HeuristicQuery& q) {
+// the kernel has none. With a split of K into 2^log2_split (a split-capable kernel), each tile is that many
+// CTAs, each streaming its share of K.
+double decode_cost(const KernelConfig& kc, const HeuristicQuery& q, int log2_split = 0) {
     if (kc.decode_round <= 0 || kc.decode_warps <= 0 || q.num_cu <= 0) return -1;
-    const long rounds = (tiles_of(kc, q) + q.num_cu - 1) / q.num_cu;
+    const long rounds = ((tiles_of(kc, q) << log2_split) + q.num_cu - 1) / q.num_cu;
     const long warps = std::min<long>(rounds, sm90_ctas_per_sm(kc)) * (kc.threads / 32);
     const double rate = double(std::min<long>(warps, kc.decode_warps)) * kc.decode_speed;
-    return double(rounds) * (kc.decode_round + double(kc.tile_n) * double(kernel_k(kc, q.k)) / rate);
+    return double(rounds) *
+           (kc.decode_round + double(kc.tile_n) * double(kernel_k(kc, q.k) >> log2_split) / rate);
+}
+
+// The splits the decode model weighs for a split-capable kernel that carries it: the largest 2^L (L <= 2)
+// whose CTAs still fit one round on the SMs and whose splits keep at least 8192 of K each (0: no split). The
+// split wgmma decode tile (dec_16x128_wg12_s, PERF.md entry 48): 16 x 8192 x 28672 in 2 splits 46.3 us
+// against 51.1 for the best unsplit kernel, 1 x 8192 x 28672 41.3 against 40.5; at K = 8192 (1 x 8192^2) a
+// split of it took 17.9 against 15.7, hence the 8192 per split.
+int decode_split(const KernelConfig& kc, const HeuristicQuery& q) {
+    if (!kc.split_k || kc.decode_round <= 0 || q.num_cu <= 0) return 0;
+    const long tiles = tiles_of(kc, q);
+    const int kk = kernel_k(kc, q.k);
+    int l = 0;
+    while (l < 2 && (tiles << (l + 1)) <= q.num_cu && (kk >> (l + 1)) >= 8192) ++l;
+    return l;
 }
 
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
@@ -259,17 +275,24 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // request: a stricter contract).
     const auto servable = [&](const KernelConfig& kc) { return in_pool(kc) || kc.accum == Accum::Exact; };
     // The cheapest kernel by the decode model among the servable ones that carry it, are offered for this M
-    // and were candidates (tile_M covering no more than needed); on a tie the first in priority order, then
-    // in manifest order. {-1, 0} when none carries it.
+    // and were candidates (tile_M covering no more than needed), a split-capable one also in its split
+    // (decode_split; not where the caller chose the split); on a tie the first in priority order, then in
+    // manifest order. Index -1 when none carries it.
+    struct DecodePick {
+        int index = -1;
+        double cost = 0;
+        int log2_split = 0;
+    };
     const auto cheapest_decode = [&]() {
-        std::pair<int, double> best{-1, 0.0};
+        DecodePick best;
         for (size_t i = 0; i < m.kernels.size(); ++i) {
             const KernelConfig& kc = m.kernels[i];
             if (!servable(kc) || !offered_for_m(kc, q.m) || (cover && kc.tile_m > cover)) continue;
-            const double c = decode_cost(kc, q);
-            if (c > 0 && (best.first < 0 || c < best.second ||
-                          (c == best.second && kc.priority < m.kernels[size_t(best.first)].priority)))
-                best = {int(i), c};
+            const int l = q.log2_k_split == 0 ? decode_split(kc, q) : 0;
+            const double c = decode_cost(kc, q, l);
+            if (c > 0 && (best.index < 0 || c < best.cost ||
+                          (c == best.cost && kc.priority < m.kernels[size_t(best.index)].priority)))
+                best = {int(i), c, l};
         }
         return best;
     };
@@ -277,19 +300,22 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // keeps the rules' pick.
     if (const double picked = ours && h.index >= 0 ? decode_cost(m.kernels[size_t(h.index)], q) : -1;
         picked > 0) {
-        auto [best, best_cost] = cheapest_decode();
-        if (best < 0 || best_cost >= picked) best = h.index, best_cost = picked;
+        DecodePick best = cheapest_decode();
+        if (best.index < 0 || best.cost >= picked) best = {h.index, picked, 0};
+        const bool moved = best.index != h.index || best.log2_split > 0;
         steps.push_back(
-            {best, 1, true,
-             best != h.index
-                 ? fmt::format("decode model: {:.0f} against {:.0f} for {} (f4gemm sm_90a policy, "
-                               "docs/HEURISTIC.md)",
-                               best_cost, picked, m.kernels[size_t(h.index)].co_name)
-                 : fmt::format("decode model: {:.0f}, the cheapest of the modelled kernels (f4gemm "
-                               "sm_90a policy)",
-                               picked)});
-        if (best != h.index) h.log2_k_split = 0;
-        h.index = best;
+            {best.index, 1 << best.log2_split, true,
+             moved ? fmt::format("decode model: {:.0f}{} against {:.0f} for {} (f4gemm sm_90a policy, "
+                                 "docs/HEURISTIC.md)",
+                                 best.cost,
+                                 best.log2_split > 0 ? fmt::format(" in {} splits of K", 1 << best.log2_split)
+                                                     : std::string(),
+                                 picked, m.kernels[size_t(h.index)].co_name)
+                   : fmt::format("decode model: {:.0f}, the cheapest of the modelled kernels (f4gemm "
+                                 "sm_90a policy)",
+                                 picked)});
+        if (moved) h.log2_k_split = best.log2_split;
+        h.index = best.index;
     }
     // Split-K where the tiles leave SMs idle (the swap kernels of M = 17..64, one CTA per SM: N = 8192 gives
     // 64 tiles of 128 rows on 132 SMs): the largest 2^L (L <= 4) with tiles x 2^L within one wave, each split
@@ -361,14 +387,14 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         const long ctas = tiles_of(kc, q) << h.log2_k_split, slots = cta_slots(kc, q);
         if (q.m <= 64 && decode_cost(kc, q) <= 0 && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 &&
             3 * ctas <= 2 * slots) {
-            if (const auto [best, best_cost] = cheapest_decode(); best >= 0) {
-                steps.push_back({best, 1, true,
+            if (const DecodePick best = cheapest_decode(); best.index >= 0) {
+                steps.push_back({best.index, 1 << best.log2_split, true,
                                  fmt::format("decode kernels: {} CTAs of {} fill {} of {} CTA slots; decode "
                                              "model: {:.0f}, the cheapest (f4gemm sm_90a policy, "
                                              "docs/HEURISTIC.md)",
-                                             ctas, kc.co_name, ctas, slots, best_cost)});
-                h.index = best;
-                h.log2_k_split = 0;
+                                             ctas, kc.co_name, ctas, slots, best.cost)});
+                h.index = best.index;
+                h.log2_k_split = best.log2_split;
             }
         }
     }
@@ -473,6 +499,12 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     s.index = s.heuristic.index;
     s.log2_k_split = s.heuristic.log2_k_split;
     if (explain) s.heuristic.steps = std::move(steps);
+    if (s.index < 0 && q.log2_k_split > 0)
+        throw Error(Errc::NotFound,
+                    "heuristic found no kernel offered for M=" + std::to_string(q.m) +
+                        " that splits K (--splitk " + std::to_string(q.log2_k_split) +
+                        "): pass --splitk 0 or -1, or force a split-capable kernel with --kernel "
+                        "(f4gemm --list, column splitK)");
     if (s.index < 0)
         throw Error(Errc::NotFound,
                     "heuristic found no kernel for this shape: force one with --kernel or check "

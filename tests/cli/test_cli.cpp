@@ -685,3 +685,20 @@ TEST(CliBadInput, AccumFlag) {
     expect_one_line_error(f4("tune --shape 64x128x256 --accum fast --out " + (t / "t.csv")), "accum 'fast'");
     EXPECT_FALSE(fs::exists(t / "t.csv"));
 }
+
+// A split the caller asks for where no kernel offered for M can split K: one line naming the split and the
+// fix (before session 19 it read "no kernel for this shape ... check --bpreshuffle").
+TEST(CliBadInput, SplitNoKernelOfferedCanTake) {
+    TempDir t;
+    {
+        std::ofstream f(t / "f4gemm_bf16_per1x32Fp4.csv");
+        f << "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
+             "scale_layout\n"
+             "16,64,0,0,f4gemm_sm90a_dec_16x64_m2,f4gemm_sm90a_dec_16x64_m2.cubin,sm_90a,256,100000,sm90v1,"
+             "frag16s,plain\n";
+    }
+    expect_one_line_error(
+        f4("--dry-run --num-cu 132 --co-dir " + (t / "") + " -m 16 -n 8192 -k 28672 --splitk 2"),
+        "no kernel offered for M=16 that splits K (--splitk 2): pass --splitk 0 or -1");
+    EXPECT_EQ(f4("--dry-run --num-cu 132 --co-dir " + (t / "") + " -m 16 -n 8192 -k 28672").rc, 0);
+}

@@ -403,6 +403,21 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // (max_m 16)
     EXPECT_EQ(pick(m, 1, 10240, 8192), "f4gemm_sm90a_dec_16x80_w12");
     EXPECT_EQ(pick(m, 16, 28672, 8192), "f4gemm_sm90a_dec_16x128_wg12");
+    // the decode model's split (decode_split): where the wgmma tile's 64 tiles leave half of the SMs idle and
+    // K keeps 8192 per split, its split twin in 2 (128 CTAs; PERF.md entry 48: 46.3 us against 51.1 for the
+    // best unsplit kernel at 16 x 8192 x 28672); not at K = 8192, nor where its tiles already fill the SMs
+    Selection ds;
+    EXPECT_EQ(pick(m, 16, 8192, 28672, true, &ds), "f4gemm_sm90a_dec_16x128_wg12_s");
+    EXPECT_EQ(ds.log2_k_split, 1);
+    EXPECT_TRUE(std::any_of(ds.heuristic.steps.begin(), ds.heuristic.steps.end(),
+                            [](const HeuristicStep& st) {
+                                return st.accepted && st.reason.find("in 2 splits of K") != std::string::npos;
+                            }))
+        << "--explain names the split";
+    EXPECT_EQ(pick(m, 16, 8192, 8192, false, &ds), "f4gemm_sm90a_dec_16x64_w12");
+    EXPECT_EQ(ds.log2_k_split, 0);
+    EXPECT_EQ(pick(m, 1, 16384, 16384, false, &ds), "f4gemm_sm90a_dec_16x128_wg12");
+    EXPECT_EQ(ds.log2_k_split, 0);
     // M = 17..32: the dec kernels where the swap kernel's CTAs fill at most two thirds of the SMs (64 tiles
     // at N = 8192, K too short to split; 80 at N = 10240), the 32-row ones where their tiles fill the SMs in
     // one round, the swap kernel from 108 tiles up and where it splits
