@@ -26,9 +26,12 @@ for tool in memcheck racecheck; do
     [ "$tool" = memcheck ] && for i in "${!KERNELS[@]}"; do
         run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 40 -n 1000 -k 2880 --data wide
     done
-    # Decode rows on the 16-row kernels: the M <= 8 loops (DEC_PIPE's: K = 2048 fills every warpgroup's slots)
+    # Decode rows on the 16-row kernels: the M <= 8 loops (K = 2048 fills every warpgroup's slots); racecheck
+    # also on wide rows over a small grid: the exact fallback after DEC_EARLY's primed ring is drained
     for i in "${!KERNELS[@]}"; do
-        [ "${TILEM[$i]}" = 16 ] && run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 5 -n 272 -k 2048
+        [ "${TILEM[$i]}" = 16 ] || continue
+        run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 5 -n 272 -k 2048
+        [ "$tool" = racecheck ] && run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 9 -n 272 -k 1024 --data wide
     done
     run $tool -m 1 -n 1024 -k 256
     run $tool -m 17 -n 16 -k 256
