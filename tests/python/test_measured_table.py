@@ -61,9 +61,11 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01g", "tune_m16_14.log"),
                         os.path.join(res, "2026-12-01h", "tune_w8_lo.log"),
                         os.path.join(res, "2026-12-01i", "tune_wg3_shipped.log"),
-                        os.path.join(res, "2026-12-01i", "tune_wg4.log"), "--max-m", "16",
+                        os.path.join(res, "2026-12-01i", "tune_wg4.log"),
+                        os.path.join(res, "2026-12-01l", "tune16_call4.log"), "--max-m", "16",
                         "--exclude", r"_sk\.cubin|dec_16x80_w16|dec_32x112_w8|dec_32x32_w12|dec_16x128_wg12_c3|"
-                        r"dec_16x128_wg8_c4|dec_16x64_wg12_c2",
+                        r"dec_16x128_wg8_c4|dec_16x64_wg12_c2|_ue4",
+                        "--rename", "f4gemm_sm90a_dec_16x128_wg12_s_ue.cubin=f4gemm_sm90a_dec_16x128_wg12_s.cubin",
                         "-o", str(a)]) == 0
     assert script.main([os.path.join(res, "2026-12-01e", "tune_mid12.log"), os.path.join(res, "2026-12-01e", "tune_other.log"),
                         os.path.join(res, "2026-12-01f", "tune_mid13.log"),
@@ -74,7 +76,7 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         "--exclude", "dec_32x112_w8|dec_32x32_w12|dec_16x80_w16", "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 1676
+    assert len(table) == 1716
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):
