@@ -637,6 +637,8 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
             if (rr.wide) s_cta[0] = 1;
         }
     }
+    // B row bi: the kernel's own b_row rule. Written out twice on purpose: one shared function for both made
+    // ptxas schedule dec_16x128_wg12_s differently (616 SASS lines), a change no device run has measured.
     if (bi >= 0 && bi < TILE_N) {
         bool nan = false;
         if (brow) {
