@@ -408,9 +408,23 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
     Selection s;
     if (!kernel.empty()) {
         s.index = find_kernel(m, kernel);
-        if (s.index < 0)
+        if (s.index < 0) {
+            // A dev-ladder kernel (built beside the shipped ones, in dev/ with its own manifest) is named
+            // with its folder: say so rather than only "not in the manifest".
+            bool in_dev = false;
+            const std::string dev = m.dir + "/dev";
+            if (!m.dir.empty()) {
+                try {
+                    in_dev = find_kernel(load_manifest(dev), kernel) >= 0;
+                } catch (const Error&) {  // no dev ladder there (an installed tree, aiter's folder)
+                }
+            }
+            if (in_dev)
+                throw Error(Errc::NotFound, "kernel '" + kernel + "' is in the dev ladder, not in " + m.dir +
+                                                "'s manifest: pass --co-dir " + dev);
             throw Error(Errc::NotFound,
                         "kernel '" + kernel + "' not in the manifest: see f4gemm --list for the names");
+        }
         need_mode(m.kernels[size_t(s.index)], kernel, accum);
         s.log2_k_split = q.log2_k_split > 0 ? q.log2_k_split : 0;
         return s;

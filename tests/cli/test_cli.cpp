@@ -702,3 +702,36 @@ TEST(CliBadInput, SplitNoKernelOfferedCanTake) {
         "no kernel offered for M=16 that splits K (--splitk 2): pass --splitk 0 or -1");
     EXPECT_EQ(f4("--dry-run --num-cu 132 --co-dir " + (t / "") + " -m 16 -n 8192 -k 28672").rc, 0);
 }
+
+// A dev-ladder kernel named without its folder: the error says where it is (session 19's lab checks named dev
+// kernels without --co-dir and read only "not in the manifest").
+TEST(CliBadInput, DevLadderKernelNamesItsFolder) {
+    TempDir t;
+    const std::string header =
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_"
+        "layout\n";
+    {
+        std::ofstream f(t / "f4gemm_bf16_per1x32Fp4.csv");
+        f << header
+          << "16,64,0,0,f4gemm_sm90a_dec_16x64_m2,f4gemm_sm90a_dec_16x64_m2.cubin,sm_90a,256,100000,sm90v1,"
+             "frag16s,plain\n";
+    }
+    fs::create_directories(t / "dev");
+    {
+        std::ofstream f(t / "dev/f4gemm_bf16_per1x32Fp4.csv");
+        f << header
+          << "32,128,0,0,f4gemm_sm90a_dec_32x128_wg12_c2,f4gemm_sm90a_dec_32x128_wg12_c2.cubin,sm_90a,384,"
+             "200000,"
+             "sm90v1,frag16s,plain\n";
+    }
+    const std::string co = " --num-cu 132 --co-dir " + (t / "");
+    expect_one_line_error(
+        f4("--dry-run" + co + " --kernel f4gemm_sm90a_dec_32x128_wg12_c2.cubin -m 16 -n 256 -k 512"),
+        "is in the dev ladder, not in");
+    expect_one_line_error(f4("--dry-run" + co + " --kernel f4gemm_sm90a_nosuch.cubin -m 16 -n 256 -k 512"),
+                          "not in the manifest: see f4gemm --list");
+    EXPECT_EQ(f4("--dry-run --num-cu 132 --co-dir " + (t / "dev") +
+                 " --kernel f4gemm_sm90a_dec_32x128_wg12_c2.cubin -m 16 -n 256 -k 512")
+                  .rc,
+              0);
+}
