@@ -85,6 +85,15 @@ double decode_cost(const KernelConfig& kc, const HeuristicQuery& q, int log2_spl
            (kc.decode_round + double(kc.tile_n) * double(kernel_k(kc, q.k) >> log2_split) / rate);
 }
 
+// The largest L <= max_l for which tiles x 2^L CTAs fit in `slots` and K splits evenly into 2^L parts of at
+// least min_k each (0: no split). Both split rules below.
+int largest_split(long tiles, long slots, int kk, int max_l, int min_k) {
+    int l = 0;
+    while (l < max_l && (tiles << (l + 1)) <= slots && (kk >> (l + 1)) >= min_k && kk % (1 << (l + 1)) == 0)
+        ++l;
+    return l;
+}
+
 // The splits the decode model weighs for a split-capable kernel that carries it: the largest 2^L (L <= 2)
 // whose CTAs still fit one round on the SMs and whose splits keep at least 8192 of K each (0: no split). The
 // split wgmma decode tile (dec_16x128_wg12_s, PERF.md entry 48): 16 x 8192 x 28672 in 2 splits 46.3 us
@@ -92,11 +101,7 @@ double decode_cost(const KernelConfig& kc, const HeuristicQuery& q, int log2_spl
 // split of it took 17.9 against 15.7, hence the 8192 per split.
 int decode_split(const KernelConfig& kc, const HeuristicQuery& q) {
     if (!kc.split_k || kc.decode_round <= 0 || q.num_cu <= 0) return 0;
-    const long tiles = tiles_of(kc, q);
-    const int kk = kernel_k(kc, q.k);
-    int l = 0;
-    while (l < 2 && (tiles << (l + 1)) <= q.num_cu && (kk >> (l + 1)) >= 8192) ++l;
-    return l;
+    return largest_split(tiles_of(kc, q), q.num_cu, kernel_k(kc, q.k), 2, 8192);
 }
 
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
@@ -327,10 +332,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         const int min_k = q.m > 32 && kc.tile_m == 32 ? 4096 : 8192;
         if (kc.split_k && kc.abi == KernelAbi::Sm90v1 && kc.tile_m > 16 && q.num_cu > 0) {
             const long tiles = tiles_of(kc, q), slots = cta_slots(kc, q);
-            const int kk = kernel_k(kc, q.k);
-            int l = 0;
-            while (l < 4 && tiles << (l + 1) <= slots && (kk >> (l + 1)) >= min_k && kk % (1 << (l + 1)) == 0)
-                ++l;
+            const int l = largest_split(tiles, slots, kernel_k(kc, q.k), 4, min_k);
             if (l > 0) {
                 steps.push_back(
                     {h.index, 1 << l, true,
