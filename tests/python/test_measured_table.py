@@ -72,11 +72,14 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01f", "tune_other13.log"),
                         os.path.join(res, "2026-12-01g", "tune_mid14.log"),
                         os.path.join(res, "2026-12-01g", "tune_cv64_14.log"),
-                        os.path.join(res, "2026-12-01h", "tune_w8_hi.log"), "--min-m", "17",
-                        "--exclude", "dec_32x112_w8|dec_32x32_w12|dec_16x80_w16", "-o", str(b)]) == 0
+                        os.path.join(res, "2026-12-01h", "tune_w8_hi.log"),
+                        os.path.join(res, "2026-12-01l", "tune_m17_32_call8.log"),
+                        os.path.join(res, "2026-12-01m", "call1", "tune_m17_24_call1.log"), "--min-m", "17",
+                        "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
+                        "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 1716
+    assert len(table) == 1932
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):
