@@ -585,6 +585,31 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
     }
 }
 
+// DEC_EARLY 1: a ring-only part of the main loops (Prime or Drain), which read no references, scales or
+// accumulators: placeholders for those arguments.
+template <Part kPart>
+__device__ __forceinline__ void ring_part(const Problem& p, int m0, int n0, int warp, int lane,
+                                          const int* s_ref, uint8_t* smem) {
+    static_assert(kPart == Part::Prime || kPart == Part::Drain, "a part that touches only the ring");
+    const int zero_ref[kMt8] = {};
+    float no_acc[kRw][kMt8][4];
+    main_loops<kWG, kPart>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
+}
+
+// B row i of the tile from its group-header summary word w (frag16s): nan says whether it holds a NaN; a row
+// spanning more than 26 binades (wide) sends the CTA to the exact path (finish_row's rule), and a row with
+// any non-zero scale adds to the CTA's B exponent range (one reference per CTA: s_cta[1] the largest,
+// s_cta[2] the smallest).
+__device__ __forceinline__ void b_row_rule(uint32_t w, int* s_cta, bool& nan) {
+    const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);
+    nan = rr.nan;
+    if (rr.wide) s_cta[0] = 1;
+    if (w & F4GEMM_FRAG16S_ANY) {
+        atomicMax(&s_cta[1], (int)(w & 0xFFu));
+        atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
+    }
+}
+
 // DEC_EARLY 1: the start-up with its loads first. Warps 0 .. TILE_M/4 - 1 load the A scale words of their
 // rows (8 lanes per row, up to kPre words each) and the B-row threads their group-header summary words; then
 // every warp primes its ring (main_loops' Prime part); then the loaded words are scanned as in the kernel's
@@ -616,11 +641,7 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
         s_cta[1] = 0;
         s_cta[2] = 255;
     }
-    {
-        const int zero_ref[kMt8] = {};
-        float no_acc[kRw][kMt8][4];
-        main_loops<kWG, Part::Prime>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
-    }
+    ring_part<Part::Prime>(p, m0, n0, warp, lane, s_ref, smem);
     __syncthreads();  // s_cta's initial values
     if (scan) {
         uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
@@ -637,19 +658,9 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
             if (rr.wide) s_cta[0] = 1;
         }
     }
-    // B row bi: the kernel's own b_row rule. Written out twice on purpose: one shared function for both made
-    // ptxas schedule dec_16x128_wg12_s differently (616 SASS lines), a change no device run has measured.
     if (bi >= 0 && bi < TILE_N) {
         bool nan = false;
-        if (brow) {
-            const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(hw, kWindow);  // finish_row's rule
-            nan = rr.nan;
-            if (rr.wide) s_cta[0] = 1;
-            if (hw & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
-                atomicMax(&s_cta[1], (int)(hw & 0xFFu));
-                atomicMin(&s_cta[2], (int)((hw >> 8) & 0xFFu));
-            }
-        }
+        if (brow) b_row_rule(hw, s_cta, nan);
         s_nan[TILE_M + bi] = nan;
     }
     __syncthreads();
@@ -703,13 +714,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
             if (n0 + i < p.N) {
                 const uint32_t w = *reinterpret_cast<const uint32_t*>(
                     p.B + (long)(n0 / 16 + i / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (i % 16));
-                const f4gemm::Frag16sRowRef rr = f4gemm::frag16s_row_ref(w, kWindow);  // finish_row's rule
-                nan = rr.nan;
-                if (rr.wide) s_cta[0] = 1;
-                if (w & F4GEMM_FRAG16S_ANY) {  // the CTA's B exponent range (one reference per CTA)
-                    atomicMax(&s_cta[1], (int)(w & 0xFFu));
-                    atomicMin(&s_cta[2], (int)((w >> 8) & 0xFFu));
-                }
+                b_row_rule(w, s_cta, nan);
             }
             s_nan[TILE_M + i] = nan;
         };
@@ -739,9 +744,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     }
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
         if constexpr (kEarly) {  // the primed slots' copies land before exact_tile reuses the ring
-            const int zero_ref[kMt8] = {};
-            float no_acc[kRw][kMt8][4];
-            main_loops<kWG, Part::Drain>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
+            ring_part<Part::Drain>(p, m0, n0, warp, lane, s_ref, smem);
             __syncthreads();
         }
         const int2 cr = cta_chunks(p);  // its split's 32-K blocks
