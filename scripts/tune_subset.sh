@@ -30,9 +30,13 @@ if [ "$rows" -eq 0 ]; then
     echo "tune_subset.sh: no manifest row matches '$regex': see build/cli/f4gemm --list (and $D) for the names" >&2
     exit 2
 fi
-for f in "$S"/*.cubin "$D"/*.cubin; do
-    b=$(basename "$f" .cubin)
-    [[ $b =~ ^($regex)$ ]] && ln -sf "$PWD/$f" "$dir/"
+# Each matching row's code object from the folder whose manifest lists it (a kernel moved from the dev ladder to
+# the shipped manifest may leave a stale cubin in the dev folder of an older build: it must not be timed)
+for d in "$S" "$D"; do
+    [ -f "$d/f4gemm_bf16_per1x32Fp4.csv" ] || continue
+    for co in $(tail -n +2 "$d/f4gemm_bf16_per1x32Fp4.csv" | awk -F, -v re="^($regex)\$" '$5 ~ re {print $6}'); do
+        ln -sf "$PWD/$d/$co" "$dir/"
+    done
 done
 echo "tune_subset.sh: $rows kernels in $dir" >&2
 out=()

@@ -406,6 +406,13 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
         cp_async_mbar_arrive(&bars[slot]);
     };
     const uint32_t img0 = smem_u32(img);
+    // The lane's activation task in every slot: word w4 of block q of row r8 of each 8-row tile (lane = 4 *
+    // r8 + w4), its offsets in the slot (A, A's scales) and in the image (SW128: 16-byte chunk c of row r at
+    // c ^ (r % 8), and r % 8 = r8)
+    const int r8 = lane >> 2, w4 = lane & 3;
+    const int a_off = kOffA + r8 * kAPitch + 4 * w4, as_off = kOffAs + r8 * 4;
+    const int img_lo = r8 * 128 + 4 * w4 + (((2 * q) ^ r8) << 4);
+    const int img_hi = r8 * 128 + 4 * w4 + (((2 * q + 1) ^ r8) << 4);
 
     if constexpr (kPart == Part::All || kPart == Part::Prime) {
 #pragma unroll
@@ -419,21 +426,23 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
         mbar_wait(&bars[slot], phase);
         const uint8_t* s = ring + slot * kStageBytes;
         uint8_t* im = img + buf * kCh * kImgBytes;
-        // Activations: task i = (chunk u, row, word w) of block q -> e5m2 with the row's folded scale
+        // Activations: task k = (chunk u = k / kNt8, row = r8 + 8 * (k % kNt8), word w4) of block q -> e5m2
+        // with the row's folded scale. The same tasks as lane + 32 k with every offset but the slot's and the
+        // image's bases the lane's own or a constant (written with i = lane + 32 k, the index arithmetic ran
+        // in every slot, about 25 instructions per task at wgmma N = 32; PERF.md entry 49).
 #pragma unroll
-        for (int i = lane; i < kCh * kN * 4; i += 32) {
-            const int u = i / (4 * kN), row = (i / 4) % kN, w = i % 4;
+        for (int k = 0; k < kCh * kNt8; ++k) {
+            const int u = k / kNt8, t8 = 8 * (k % kNt8);  // chunk, the row's 8-row tile
             if (u < n) {
                 const uint32_t x =
-                    *reinterpret_cast<const uint32_t*>(s + kOffA + (u * TILE_M + row) * kAPitch + 4 * w);
-                const uint32_t sw = *reinterpret_cast<const uint32_t*>(s + kOffAs + (u * TILE_M + row) * 4);
+                    *reinterpret_cast<const uint32_t*>(s + a_off + (u * TILE_M + t8) * kAPitch);
+                const uint32_t sw = *reinterpret_cast<const uint32_t*>(s + as_off + (u * TILE_M + t8) * 4);
                 uint32_t lut_lo, lut_hi, lo, hi;
-                make_lut((int)((sw >> (8 * q)) & 0xFFu) - s_ref[row], lut_lo, lut_hi);
+                make_lut((int)((sw >> (8 * q)) & 0xFFu) - s_ref[r8 + t8], lut_lo, lut_hi);
                 cvt8(x, lut_lo, lut_hi, lo, hi);
-                uint8_t* dst =
-                    im + u * kImgBytes + row * 128 + 4 * w;  // SW128: 16-byte chunk c at c ^ (row % 8)
-                *reinterpret_cast<uint32_t*>(dst + (((2 * q) ^ (row & 7)) << 4)) = lo;
-                *reinterpret_cast<uint32_t*>(dst + (((2 * q + 1) ^ (row & 7)) << 4)) = hi;
+                uint8_t* dst = im + u * kImgBytes + t8 * 128;
+                *reinterpret_cast<uint32_t*>(dst + img_lo) = lo;
+                *reinterpret_cast<uint32_t*>(dst + img_hi) = hi;
             }
         }
         fence_proxy_async();         // the image is read by wgmma (async proxy)

@@ -205,13 +205,20 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             });
             if (twin != keep.end()) {
                 const KernelConfig& o = m.kernels[size_t(*twin)];
-                // An A pre-pass twin (sm90pa1: it cannot split K) yields to a split-capable swap twin where
-                // its tiles fill at most half of the CTA slots: the split rule below can then fill the SMs
-                // (measured, PERF.md entry 33: 64 x 8192 x 28672 promoted, pab_64x128_p 145 us, the swap
-                // kernel in 2 splits 104).
+                // A twin that cannot split K yields to a split-capable swap twin (outside the decode model)
+                // where its tiles fill at most half of the CTA slots: the split rule below can then fill the
+                // SMs. The twin: an A pre-pass tile (sm90pa1; measured, PERF.md entry 33: 64 x 8192 x 28672
+                // promoted, pab_64x128_p 145 us, the swap kernel in 2 splits 104), or a wgmma decode tile
+                // whose wgmma N, the CTA's rows in 8-row tiles, is its whole height (M = 25..32 for the
+                // 32-row tile), so that it does the swap kernel's work (entry 50: 32 x 8192 x 28672, the swap
+                // kernel in 2 splits 75.1 us against 79.5 for dec_32x64_w8, which the rules below take where
+                // the wgmma tile's 64 CTAs stay). At M = 17..24 its N is 24 and the dec tiles win there
+                // (66.4-66.6 us on dec_32x64_w8 against 71.1-73.2 for the swap kernel in 2 splits, entry 49).
                 // Not where a narrower sm90pa1 tile of the same height fills more than half of the slots in
                 // one wave (below): the time model then chooses among the sm90pa1 tiles.
-                if (o.abi == KernelAbi::Sm90pa1 && kc.abi == KernelAbi::Sm90v1 && kc.split_k &&
+                const bool cannot_split = o.abi == KernelAbi::Sm90pa1 ||
+                                          (!o.split_k && o.decode_round > 0 && (q.m + 7) / 8 * 8 >= o.tile_m);
+                if (cannot_split && kc.abi == KernelAbi::Sm90v1 && kc.split_k && kc.decode_round <= 0 &&
                     q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q) && !narrower_fills(o)) {
                     steps.push_back(
                         {*twin, 0, false,

@@ -375,8 +375,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         } else {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
         }
-        if (!has("_pab_") && exact) {  // the wgmma decode tiles stop at 16 and 24 rows, where they were timed
-            EXPECT_EQ(k.max_m, has("_wg") ? (k.tile_m == 32 ? 24 : 16) : 0) << k.knl_name;
+        if (!has("_pab_") && exact) {  // the wgmma decode tiles stop at their height, where they were timed
+            EXPECT_EQ(k.max_m, has("_wg") ? k.tile_m : 0) << k.knl_name;
         }
         if (exact && k.tile_m != 64) {
             EXPECT_EQ(k.min_m, 0) << k.knl_name;
@@ -418,21 +418,25 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(ds.log2_k_split, 0);
     EXPECT_EQ(pick(m, 1, 16384, 16384, false, &ds), "f4gemm_sm90a_dec_16x128_wg12");
     EXPECT_EQ(ds.log2_k_split, 0);
-    // M = 17..32: the dec kernels where the swap kernel's CTAs fill at most two thirds of the SMs (64 tiles
+    // M = 17..32: the dec kernels where the 128-row tiles' CTAs fill at most two thirds of the SMs (64 tiles
     // at N = 8192, K too short to split; 80 at N = 10240), the 32-row ones where their tiles fill the SMs in
-    // one round, the swap kernel from 108 tiles up and where it splits
+    // one round, the 32-row wgmma decode tile from 108 tiles up, the swap kernel where it splits
     EXPECT_EQ(pick(m, 32, 8192, 8192), "f4gemm_sm90a_dec_32x64_w8");
     EXPECT_EQ(pick(m, 32, 4096, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
     EXPECT_EQ(pick(m, 17, 1024, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
     EXPECT_EQ(pick(m, 32, 10240, 8192), "f4gemm_sm90a_dec_32x80_w8");
-    EXPECT_EQ(pick(m, 32, 13824, 5120), "f4gemm_sm90a_ws_swap_32x128_fs");
-    EXPECT_EQ(pick(m, 32, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");  // split 2: 128 CTAs
+    EXPECT_EQ(pick(m, 32, 13824, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    // split 2: 128 CTAs; the wgmma decode tile (no split, 64 CTAs) yields to it where its wgmma N is 32
+    EXPECT_EQ(pick(m, 32, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");
+    EXPECT_EQ(pick(m, 25, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");
     // M = 17..24: the 32-row wgmma decode tile where 128-row tiles fill the SMs (0.83-0.89x the swap kernel,
-    // PERF.md entry 48), the 32-row mma.sync tile where they do not
+    // PERF.md entries 48, 49), the 32-row mma.sync tile where they do not (no yield to the swap kernel: wgmma
+    // N 24)
     EXPECT_EQ(pick(m, 24, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 17, 28672, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 24, 8192, 28672), "f4gemm_sm90a_dec_32x64_w8");
-    EXPECT_EQ(pick(m, 25, 16384, 16384), "f4gemm_sm90a_ws_swap_32x128_fs") << "max_m 24";
+    EXPECT_EQ(pick(m, 25, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    EXPECT_EQ(pick(m, 32, 28672, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
     // M = 33..64: the A pre-pass tile where its 128-row tiles fill more than half of the SMs, the swap kernel
     // (split by the split rule) where they do not, the 32-row swap tile where even that leaves half idle, and
     // the dec kernels where that too (split included) fills at most half
