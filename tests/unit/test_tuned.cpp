@@ -474,6 +474,15 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         << split;
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
     EXPECT_EQ(why_sel.log2_k_split, 1);
+    // ... because the 32-row wgmma decode tile (its twin, preferred by priority) cannot split K: at M = 32
+    // its wgmma N is its whole height and it yields; at M = 24 it does not, and the dec tiles take the shape.
+    EXPECT_NE(split.find("skip: 64 tiles fill at most half of the 132 CTA slots and it cannot split K; "
+                         "f4gemm_sm90a_ws_swap_32x128_fs.cubin (same tile) can"),
+              std::string::npos)
+        << split;
+    const std::string no_yield = steps_of(24, 8192, 28672, Accum::Exact, &why_sel);
+    EXPECT_EQ(no_yield.find("it cannot split K"), std::string::npos) << no_yield;
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x64_w8");
     // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs; K =
     // 8192 would leave 4096 per split, below the rule's 8192, and aiter's rule takes the 32-row swap tile
     // (128 CTAs).
