@@ -429,7 +429,7 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
         // Activations: task k = (chunk u = k / kNt8, row = r8 + 8 * (k % kNt8), word w4) of block q -> e5m2
         // with the row's folded scale. The same tasks as lane + 32 k with every offset but the slot's and the
         // image's bases the lane's own or a constant (written with i = lane + 32 k, the index arithmetic ran
-        // in every slot, about 25 instructions per task at wgmma N = 32; PERF.md entry 49).
+        // in every slot, about 25 instructions per task at wgmma N = 32; PERF.md entry 50).
 #pragma unroll
         for (int k = 0; k < kCh * kNt8; ++k) {
             const int u = k / kNt8, t8 = 8 * (k % kNt8);  // chunk, the row's 8-row tile
