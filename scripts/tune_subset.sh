@@ -20,24 +20,21 @@ S=build/kernels/sm90a D=build/kernels/sm90a/dev
 [ -f "$S/f4gemm_bf16_per1x32Fp4.csv" ] || { echo "tune_subset.sh: no manifest in $S: build first (scripts/build.sh)" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/f4gemm_subset.XXXXXX")
 head -1 "$S/f4gemm_bf16_per1x32Fp4.csv" > "$dir/f4gemm_bf16_per1x32Fp4.csv"
-for csv in "$S/f4gemm_bf16_per1x32Fp4.csv" "$D/f4gemm_bf16_per1x32Fp4.csv"; do
-    [ -f "$csv" ] || continue
-    # knl_name is column 5 of the manifest
-    tail -n +2 "$csv" | awk -F, -v re="^($regex)\$" '$5 ~ re' >> "$dir/f4gemm_bf16_per1x32Fp4.csv"
+# The matching rows of each manifest, and each row's code object from the folder whose manifest lists it (a kernel
+# moved from the dev ladder to the shipped manifest may leave a stale cubin in the dev folder of an older build: it
+# must not be timed). knl_name is column 5 of the manifest, co_name column 6.
+for d in "$S" "$D"; do
+    [ -f "$d/f4gemm_bf16_per1x32Fp4.csv" ] || continue
+    matched=$(tail -n +2 "$d/f4gemm_bf16_per1x32Fp4.csv" | awk -F, -v re="^($regex)\$" '$5 ~ re')
+    [ -n "$matched" ] || continue
+    printf '%s\n' "$matched" >> "$dir/f4gemm_bf16_per1x32Fp4.csv"
+    for co in $(printf '%s\n' "$matched" | cut -d, -f6); do ln -sf "$PWD/$d/$co" "$dir/"; done
 done
 rows=$(($(wc -l < "$dir/f4gemm_bf16_per1x32Fp4.csv") - 1))
 if [ "$rows" -eq 0 ]; then
     echo "tune_subset.sh: no manifest row matches '$regex': see build/cli/f4gemm --list (and $D) for the names" >&2
     exit 2
 fi
-# Each matching row's code object from the folder whose manifest lists it (a kernel moved from the dev ladder to
-# the shipped manifest may leave a stale cubin in the dev folder of an older build: it must not be timed)
-for d in "$S" "$D"; do
-    [ -f "$d/f4gemm_bf16_per1x32Fp4.csv" ] || continue
-    for co in $(tail -n +2 "$d/f4gemm_bf16_per1x32Fp4.csv" | awk -F, -v re="^($regex)\$" '$5 ~ re {print $6}'); do
-        ln -sf "$PWD/$d/$co" "$dir/"
-    done
-done
 echo "tune_subset.sh: $rows kernels in $dir" >&2
 out=()
 [[ " $* " == *" --out "* ]] || out=(--out "${log%.*}.csv")
