@@ -532,7 +532,7 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
     // equal (docs/PERF.md entry 41).
     {
         const int2 cr = cta_chunks(p);
-        const int nch = kSplit ? cr.y - cr.x : p.K / 128;
+        const int nch = cr.y - cr.x;
         int most = 0;
 #pragma unroll
         for (int w = 0; w < kNWG; ++w)
@@ -605,6 +605,16 @@ __device__ __forceinline__ void ring_part(const Problem& p, int m0, int n0, int 
     main_loops<kWG, kPart>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
 }
 
+// The CTA's start-up words before any row adds to them: s_cta[0] wide (none yet), s_cta[1] the largest and
+// s_cta[2] the smallest B exponent (none yet).
+__device__ __forceinline__ void init_cta_words(int tid, int* s_cta) {
+    if (tid == 0) {
+        s_cta[0] = 0;
+        s_cta[1] = 0;
+        s_cta[2] = 255;
+    }
+}
+
 // B row i of the tile from its group-header summary word w (frag16s): nan says whether it holds a NaN; a row
 // spanning more than 26 binades (wide) sends the CTA to the exact path (finish_row's rule), and a row with
 // any non-zero scale adds to the CTA's B exponent range (one reference per CTA: s_cta[1] the largest,
@@ -645,11 +655,7 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
     if (brow)
         hw = __ldg(reinterpret_cast<const uint32_t*>(
             p.B + (long)(n0 / 16 + bi / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (bi % 16)));
-    if (tid == 0) {
-        s_cta[0] = 0;
-        s_cta[1] = 0;
-        s_cta[2] = 255;
-    }
+    init_cta_words(tid, s_cta);
     ring_part<Part::Prime>(p, m0, n0, warp, lane, s_ref, smem);
     __syncthreads();  // s_cta's initial values
     if (scan) {
@@ -706,11 +712,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     if constexpr (kEarly) {
         early_startup(p, m0, n0, warp, lane, tid, s_ref, s_nan, s_cta, smem);
     } else {
-        if (tid == 0) {
-            s_cta[0] = 0;
-            s_cta[1] = 0;
-            s_cta[2] = 255;
-        }
+        init_cta_words(tid, s_cta);
         __syncthreads();
         // A rows: scale scan over the whole K (8 lanes per row, loads unrolled so that a few memory latencies
         // cover it), a reference each. B rows: one summary word each from their group's frag16s header
