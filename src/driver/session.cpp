@@ -216,9 +216,10 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 // (66.4-66.6 us on dec_32x64_w8 against 71.1-73.2 for the swap kernel in 2 splits, entry 49).
                 // Not where a narrower sm90pa1 tile of the same height fills more than half of the slots in
                 // one wave (below): the time model then chooses among the sm90pa1 tiles.
-                const bool cannot_split = o.abi == KernelAbi::Sm90pa1 ||
-                                          (!o.split_k && o.decode_round > 0 && (q.m + 7) / 8 * 8 >= o.tile_m);
-                if (cannot_split && kc.abi == KernelAbi::Sm90v1 && kc.split_k && kc.decode_round <= 0 &&
+                const bool yields_to_split =
+                    o.abi == KernelAbi::Sm90pa1 ||
+                    (!o.split_k && o.decode_round > 0 && (q.m + 7) / 8 * 8 >= o.tile_m);
+                if (yields_to_split && kc.abi == KernelAbi::Sm90v1 && kc.split_k && kc.decode_round <= 0 &&
                     q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q) && !narrower_fills(o)) {
                     steps.push_back(
                         {*twin, 0, false,
