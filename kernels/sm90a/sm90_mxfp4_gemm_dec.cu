@@ -379,6 +379,24 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
         drain_ring(c0, c1, kCh, lane, bars);
         return;
     }
+    // The slot's activations are kCh x kN (chunk u, row) pairs; the warp copies block q of each (16 bytes of
+    // fp4 and the row's scale word of the chunk). The lane's pairs i = lane + 32 k, their chunk (pr_u; kCh:
+    // none), their index in the slot (pr_slot) and their source pointers less the slot's chunk offset are
+    // lane constants, computed once (written per slot, the index arithmetic was ~80 instructions per slot at
+    // wgmma N = 32; PERF.md entry 51). Where kN divides 32, a lane's row is the same in every k.
+    constexpr int kPairs = kCh * kN;
+    constexpr int kCopies = (kPairs + 31) / 32;
+    int pr_u[kCopies], pr_slot[kCopies];
+    const uint8_t* pr_a[kCopies];
+    const uint8_t* pr_s[kCopies];
+#pragma unroll
+    for (int k = 0; k < kCopies; ++k) {
+        const int i = lane + 32 * k, row = (32 % kN == 0) ? lane % kN : i % kN;
+        pr_u[k] = i < kPairs ? i / kN : kCh;
+        pr_slot[k] = pr_u[k] * TILE_M + row;
+        pr_a[k] = p.A + (long)(m0 + row) * p.lda + pr_u[k] * 64 + q * 16;
+        pr_s[k] = p.sA + (long)(m0 + row) * p.ldsa + pr_u[k] * 4;
+    }
     // Slot i holds chunks c .. c + n - 1 (n = min(kCh, c1 - c)).
     auto issue = [&](int c, int slot) {
         if (c >= c1) return;  // warp-uniform
@@ -394,25 +412,37 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
                                   n * kChunkB, &bars[slot]);
         }
 #pragma unroll
-        for (int i = lane; i < kCh * kN; i += 32) {  // block q of activation row i % kN of chunk c + i / kN
-            const int u = i / kN, row = i % kN;
-            if (u < n) {
-                cp_async_16(dst + kOffA + (u * TILE_M + row) * kAPitch,
-                            p.A + (long)(m0 + row) * p.lda + (c + u) * 64 + q * 16);
-                cp_async_4(dst + kOffAs + (u * TILE_M + row) * 4,
-                           p.sA + (long)(m0 + row) * p.ldsa + (c + u) * 4);
+        for (int k = 0; k < kCopies; ++k) {  // block q of the lane's (chunk, row) pairs
+            if (pr_u[k] < n) {
+                cp_async_16(dst + kOffA + pr_slot[k] * kAPitch, pr_a[k] + (long)c * 64);
+                cp_async_4(dst + kOffAs + pr_slot[k] * 4, pr_s[k] + (long)c * 4);
             }
         }
         cp_async_mbar_arrive(&bars[slot]);
     };
     const uint32_t img0 = smem_u32(img);
-    // The lane's activation task in every slot: word w4 of block q of row r8 of each 8-row tile (lane = 4 *
-    // r8 + w4), its offsets in the slot (A, A's scales) and in the image (SW128: 16-byte chunk c of row r at
-    // c ^ (r % 8), and r % 8 = r8)
-    const int r8 = lane >> 2, w4 = lane & 3;
-    const int a_off = kOffA + r8 * kAPitch + 4 * w4, as_off = kOffAs + r8 * 4;
-    const int img_lo = r8 * 128 + 4 * w4 + (((2 * q) ^ r8) << 4);
-    const int img_hi = r8 * 128 + 4 * w4 + (((2 * q + 1) ^ r8) << 4);
+    // The lane's image tasks: kW of the 4 words of block q of a (chunk, row) pair (all 4 where the slot has
+    // at least 24 pairs, so one LUT, two loads and two stores serve 32 elements; 2 or 1 where it has 16 or 8,
+    // so that every lane has one), task t = lane + 32 k taking part t % (4 / kW) of pair t / (4 / kW). Its
+    // chunk (tk_u; kCh: none), its offsets in the slot (A, A's scales) and in the image (SW128: 16-byte chunk
+    // c of row r at c ^ (r % 8); the hi chunk 2q + 1 is the lo chunk's offset ^ 16) and its row's reference
+    // are lane constants. With kW = 4 the tasks are the copies' pairs.
+    constexpr int kW = kPairs >= 24 ? 4 : kPairs >= 16 ? 2 : 1;
+    constexpr int kParts = 4 / kW;
+    constexpr int kTasks = kPairs * kParts;
+    constexpr int kRounds = (kTasks + 31) / 32;
+    int tk_u[kRounds], tk_a[kRounds], tk_s[kRounds], tk_img[kRounds], tk_ref[kRounds];
+#pragma unroll
+    for (int k = 0; k < kRounds; ++k) {
+        const int t = lane + 32 * k, part = t % kParts, pair = t / kParts;
+        const int row = (32 % (kN * kParts) == 0) ? (lane / kParts) % kN : pair % kN;
+        tk_u[k] = t < kTasks ? pair / kN : kCh;
+        const int ps = tk_u[k] * TILE_M + row;
+        tk_a[k] = kOffA + ps * kAPitch + 4 * kW * part;
+        tk_s[k] = kOffAs + ps * 4;
+        tk_img[k] = tk_u[k] * kImgBytes + row * 128 + (((2 * q) ^ (row & 7)) << 4) + 4 * kW * part;
+        tk_ref[k] = s_ref[row];
+    }
 
     if constexpr (kPart == Part::All || kPart == Part::Prime) {
 #pragma unroll
@@ -426,23 +456,34 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
         mbar_wait(&bars[slot], phase);
         const uint8_t* s = ring + slot * kStageBytes;
         uint8_t* im = img + buf * kCh * kImgBytes;
-        // Activations: task k = (chunk u = k / kNt8, row = r8 + 8 * (k % kNt8), word w4) of block q -> e5m2
-        // with the row's folded scale. The same tasks as lane + 32 k with every offset but the slot's and the
-        // image's bases the lane's own or a constant (written with i = lane + 32 k, the index arithmetic ran
-        // in every slot, about 25 instructions per task at wgmma N = 32; PERF.md entry 50).
+        // Activations: the lane's tasks -> e5m2 with the row's folded scale (every offset a lane constant:
+        // written with the task index split per slot, the arithmetic ran in every slot; PERF.md entry 50)
 #pragma unroll
-        for (int k = 0; k < kCh * kNt8; ++k) {
-            const int u = k / kNt8, t8 = 8 * (k % kNt8);  // chunk, the row's 8-row tile
-            if (u < n) {
-                const uint32_t x =
-                    *reinterpret_cast<const uint32_t*>(s + a_off + (u * TILE_M + t8) * kAPitch);
-                const uint32_t sw = *reinterpret_cast<const uint32_t*>(s + as_off + (u * TILE_M + t8) * 4);
-                uint32_t lut_lo, lut_hi, lo, hi;
-                make_lut((int)((sw >> (8 * q)) & 0xFFu) - s_ref[r8 + t8], lut_lo, lut_hi);
-                cvt8(x, lut_lo, lut_hi, lo, hi);
-                uint8_t* dst = im + u * kImgBytes + t8 * 128;
-                *reinterpret_cast<uint32_t*>(dst + img_lo) = lo;
-                *reinterpret_cast<uint32_t*>(dst + img_hi) = hi;
+        for (int k = 0; k < kRounds; ++k) {
+            if (tk_u[k] < n) {
+                const uint32_t sw = *reinterpret_cast<const uint32_t*>(s + tk_s[k]);
+                uint32_t lut_lo, lut_hi;
+                make_lut((int)((sw >> (8 * q)) & 0xFFu) - tk_ref[k], lut_lo, lut_hi);
+                if constexpr (kW == 4) {
+                    const uint4 x = *reinterpret_cast<const uint4*>(s + tk_a[k]);
+                    uint4 lo, hi;
+                    cvt32(x, lut_lo, lut_hi, lo, hi);
+                    *reinterpret_cast<uint4*>(im + tk_img[k]) = lo;
+                    *reinterpret_cast<uint4*>(im + (tk_img[k] ^ 16)) = hi;
+                } else if constexpr (kW == 2) {
+                    const uint2 x = *reinterpret_cast<const uint2*>(s + tk_a[k]);
+                    uint2 lo, hi;
+                    cvt8(x.x, lut_lo, lut_hi, lo.x, hi.x);
+                    cvt8(x.y, lut_lo, lut_hi, lo.y, hi.y);
+                    *reinterpret_cast<uint2*>(im + tk_img[k]) = lo;
+                    *reinterpret_cast<uint2*>(im + (tk_img[k] ^ 16)) = hi;
+                } else {
+                    const uint32_t x = *reinterpret_cast<const uint32_t*>(s + tk_a[k]);
+                    uint32_t lo, hi;
+                    cvt8(x, lut_lo, lut_hi, lo, hi);
+                    *reinterpret_cast<uint32_t*>(im + tk_img[k]) = lo;
+                    *reinterpret_cast<uint32_t*>(im + (tk_img[k] ^ 16)) = hi;
+                }
             }
         }
         fence_proxy_async();         // the image is read by wgmma (async proxy)
