@@ -670,6 +670,19 @@ __device__ __forceinline__ void b_row_rule(uint32_t w, int* s_cta, bool& nan) {
     }
 }
 
+// A row r of the tile from its scale scan (mx, mn, nan: the 8 lanes of its part group, which all call this): the
+// row's reference and NaN flag (written by its lane part 0); a row spanning more than 26 binades (wide) sends the
+// CTA to the exact path. Both start-ups use it.
+__device__ __forceinline__ void a_row_rule(uint32_t mx, uint32_t mn, uint32_t nan, bool valid, int part, int r,
+                                           int* s_ref, int* s_nan, int* s_cta) {
+    const RowRef rr = finish_row(mx, mn, nan, 8, valid);
+    if (part == 0) {
+        s_ref[r] = rr.ref;
+        s_nan[r] = rr.nan;
+        if (rr.wide) s_cta[0] = 1;
+    }
+}
+
 // DEC_EARLY 1: the start-up with its loads first. Warps 0 .. TILE_M/4 - 1 load the A scale words of their
 // rows (8 lanes per row, up to kPre words each) and the B-row threads their group-header summary words; then
 // every warp primes its ring (main_loops' Prime part); then the loaded words are scanned as in the kernel's
@@ -707,12 +720,7 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
         if (valid) {
             for (int w = part + 8 * kPre; w < nwords; w += 8) scan_word(__ldg(src + w), mx, mn, nan);
         }
-        const RowRef rr = finish_row(mx, mn, nan, 8, valid);
-        if (part == 0) {
-            s_ref[r] = rr.ref;
-            s_nan[r] = rr.nan;
-            if (rr.wide) s_cta[0] = 1;
-        }
+        a_row_rule(mx, mn, nan, valid, part, r, s_ref, s_nan, s_cta);
     }
     if (bi >= 0 && bi < TILE_N) {
         bool nan = false;
@@ -780,12 +788,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 #pragma unroll kScanUnroll
                 for (int w = part; w < nwords; w += 8) scan_word(__ldg(src + w), mx, mn, nan);
             }
-            const RowRef rr = finish_row(mx, mn, nan, 8, valid);
-            if (part == 0) {
-                s_ref[r] = rr.ref;
-                s_nan[r] = rr.nan;
-                if (rr.wide) s_cta[0] = 1;
-            }
+            a_row_rule(mx, mn, nan, valid, part, r, s_ref, s_nan, s_cta);
         } else if (kStartApart && tid >= kThreads - TILE_N) {
             b_row(tid - (kThreads - TILE_N));
         }
