@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck and racecheck over a small sweep with edge shapes, every kernel
-# at least once (in the accumulation mode it implements). Prints each tool's summary line; exits non-zero on any reported error.
+# at least once (in the accumulation mode it implements), and synccheck of every kernel (the decode tiles also on
+# their M <= 8 and M = 17..24 loops). Prints each tool's summary line; exits non-zero on any reported error.
 set -u
 cd "$(dirname "$0")/.."
 F4GEMM=${F4GEMM:-build/cli/f4gemm}
@@ -12,8 +13,9 @@ mapfile -t SPLITK < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $3}')
 mapfile -t TILEM < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $1}')
 run() {  # run <tool> <f4gemm args...>
     local tool=$1; shift
-    local out
-    out=$("$CS" --tool "$tool" --error-exitcode 99 "$F4GEMM" --backend cuda --iters 0 "$@" 2>&1)
+    local out extra=()
+    [ "$tool" = synccheck ] && extra=(--num-cuda-barriers 1024)
+    out=$("$CS" --tool "$tool" "${extra[@]}" --error-exitcode 99 "$F4GEMM" --backend cuda --iters 0 "$@" 2>&1)
     local r=$?
     printf '%-9s %-70s rc=%d  %s\n' "$tool" "$*" $r "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<<"$out" | tail -1)"
     if [ $r -ne 0 ]; then rc=1; grep -vE '^\[f4gemm\]' <<<"$out" | head -30; fi
@@ -37,6 +39,17 @@ for tool in memcheck racecheck; do
     run $tool -m 17 -n 16 -k 256
     run $tool -m 130 -n 528 -k 1024 --beta 1
     run $tool --accum promoted -m 130 -n 528 -k 1024 --beta 1
+done
+# synccheck (barriers, mbarriers, warp syncs), with --num-cuda-barriers 1024 (run()): with the tool's default table the 32-row
+# wgmma decode tile stops at its second launch with "Detected overflow of tracked cuda::barrier structures" (also at
+# 256), and runs clean at 1024 and 65536 (docs/PERF.md entry 51).
+for i in "${!KERNELS[@]}"; do
+    run synccheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 65 -n 272 -k 512
+    case "${KERNELS[$i]}" in *_dec_*)
+        run synccheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 5 -n 272 -k 2048
+        [ "${TILEM[$i]}" = 32 ] && run synccheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 20 -n 272 -k 2048
+        ;;
+    esac
 done
 # Split-capable kernels (--list's third column), each in the mode it implements.
 for i in "${!KERNELS[@]}"; do

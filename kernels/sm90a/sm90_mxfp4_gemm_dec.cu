@@ -670,11 +670,11 @@ __device__ __forceinline__ void b_row_rule(uint32_t w, int* s_cta, bool& nan) {
     }
 }
 
-// A row r of the tile from its scale scan (mx, mn, nan: the 8 lanes of its part group, which all call this): the
-// row's reference and NaN flag (written by its lane part 0); a row spanning more than 26 binades (wide) sends the
-// CTA to the exact path. Both start-ups use it.
-__device__ __forceinline__ void a_row_rule(uint32_t mx, uint32_t mn, uint32_t nan, bool valid, int part, int r,
-                                           int* s_ref, int* s_nan, int* s_cta) {
+// A row r of the tile from its scale scan (mx, mn, nan: the 8 lanes of its part group, which all call this):
+// the row's reference and NaN flag (written by its lane part 0); a row spanning more than 26 binades (wide)
+// sends the CTA to the exact path. Both start-ups use it.
+__device__ __forceinline__ void a_row_rule(uint32_t mx, uint32_t mn, uint32_t nan, bool valid, int part,
+                                           int r, int* s_ref, int* s_nan, int* s_cta) {
     const RowRef rr = finish_row(mx, mn, nan, 8, valid);
     if (part == 0) {
         s_ref[r] = rr.ref;
