@@ -76,7 +76,9 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01l", "tune_m17_32_call8.log"),
                         os.path.join(res, "2026-12-01m", "call1", "tune_m17_24_call1.log"),
                         os.path.join(res, "2026-12-01m", "call4", "tune_m32_call4.log"),
-                        os.path.join(res, "2026-12-01m", "call5", "tune_m17_24_call5.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-01m", "call5", "tune_m17_24_call5.log"),
+                        os.path.join(res, "2026-12-01n", "call5", "tune_m32_call5.log"),
+                        os.path.join(res, "2026-12-01n", "call6", "tune_m17_24_call6.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
