@@ -99,9 +99,16 @@ int largest_split(long tiles, long slots, int kk, int max_l, int min_k) {
 // split wgmma decode tile (dec_16x128_wg12_s, PERF.md entry 48): 16 x 8192 x 28672 in 2 splits 46.3 us
 // against 51.1 for the best unsplit kernel, 1 x 8192 x 28672 41.3 against 40.5; at K = 8192 (1 x 8192^2) a
 // split of it took 17.9 against 15.7, hence the 8192 per split.
+// The 32-row tile (dec_32x128_wg12_c2_s, PERF.md entry 54) splits where K >= 14336, down to 3584 of K per
+// split: measured 24 x 4096 x 14336 in 4 splits of 3584 24.1 us against 28.7 for the best unsplit kernel, 32
+// x 4096 x 14336 27.9 against 28.9, 17..32 x 8192 x 28672 in 2 splits 51.3-64.3 against 66.3-67.0; at K =
+// 8192 its split helps it (32 x 8192^2: 30.9 us against 34.2 unsplit) but the 16-row tiles over two row tiles
+// are faster (24.1), which the decode model does not see.
 int decode_split(const KernelConfig& kc, const HeuristicQuery& q) {
     if (!kc.split_k || kc.decode_round <= 0 || q.num_cu <= 0) return 0;
-    return largest_split(tiles_of(kc, q), q.num_cu, kernel_k(kc, q.k), 2, 8192);
+    const int kk = kernel_k(kc, q.k);
+    if (kc.tile_m >= 32) return kk >= 14336 ? largest_split(tiles_of(kc, q), q.num_cu, kk, 2, 3584) : 0;
+    return largest_split(tiles_of(kc, q), q.num_cu, kk, 2, 8192);
 }
 
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
@@ -216,9 +223,18 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 // (66.4-66.6 us on dec_32x64_w8 against 71.1-73.2 for the swap kernel in 2 splits, entry 49).
                 // Not where a narrower sm90pa1 tile of the same height fills more than half of the slots in
                 // one wave (below): the time model then chooses among the sm90pa1 tiles.
+                // Not a decode tile with a split-capable twin that carries the decode model (the 32-row tile
+                // and dec_32x128_wg12_c2_s, entry 54): the decode model splits that one (32 x 8192 x 28672 in
+                // 2 splits 64.3 us against 75.2 for the swap kernel in 2).
+                const auto split_decode_twin = [&](const KernelConfig& d) {
+                    return std::any_of(m.kernels.begin(), m.kernels.end(), [&](const KernelConfig& c) {
+                        return offered(c) && c.split_k && c.decode_round > 0 && c.tile_m == d.tile_m &&
+                               c.tile_n == d.tile_n;
+                    });
+                };
                 const bool yields_to_split =
-                    o.abi == KernelAbi::Sm90pa1 ||
-                    (!o.split_k && o.decode_round > 0 && (q.m + 7) / 8 * 8 >= o.tile_m);
+                    o.abi == KernelAbi::Sm90pa1 || (!o.split_k && o.decode_round > 0 &&
+                                                    (q.m + 7) / 8 * 8 >= o.tile_m && !split_decode_twin(o));
                 if (yields_to_split && kc.abi == KernelAbi::Sm90v1 && kc.split_k && kc.decode_round <= 0 &&
                     q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q) && !narrower_fills(o)) {
                     steps.push_back(

@@ -375,8 +375,9 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         } else {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
         }
-        if (!has("_pab_") && exact) {  // the wgmma decode tiles stop at their height, where they were timed
-            EXPECT_EQ(k.max_m, has("_wg") ? k.tile_m : 0) << k.knl_name;
+        if (!has("_pab_") && exact) {  // the wgmma decode tiles stop at M = 32, where they were timed (the
+                                       // 16-row split tile at its height)
+            EXPECT_EQ(k.max_m, has("_wg") ? (has("_wg12_s") ? 16 : 32) : 0) << k.knl_name;
         }
         if (exact && k.tile_m != 64) {
             EXPECT_EQ(k.min_m, 0) << k.knl_name;
@@ -395,7 +396,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // one-CTA 16 x 64 tile where 64-row tiles do (N = 8192: 128 tiles on 132 SMs), the 16 x 32 tile where
     // even that leaves SMs idle (N = 4096: 16 x 64 tiles fill 64 SMs)
     EXPECT_EQ(pick(m, 1, 16384, 16384), "f4gemm_sm90a_dec_16x128_wg12");
-    EXPECT_NE(pick(m, 17, 16384, 16384), "f4gemm_sm90a_dec_16x128_wg12") << "max_m 16";
+    EXPECT_EQ(pick(m, 17, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    EXPECT_NE(pick(m, 33, 8192, 8192), "f4gemm_sm90a_dec_16x128_wg12") << "max_m 32";
     EXPECT_EQ(pick(m, 16, 8192, 8192), "f4gemm_sm90a_dec_16x64_w12");
     EXPECT_EQ(pick(m, 8, 4096, 11008), "f4gemm_sm90a_dec_16x32_m2");
     // tiles sized to the SM count: 128 tiles of 80 rows at N = 10240; at 28672 two rounds of 128-row wgmma
@@ -419,22 +421,28 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 1, 16384, 16384, false, &ds), "f4gemm_sm90a_dec_16x128_wg12");
     EXPECT_EQ(ds.log2_k_split, 0);
     // M = 17..32: the dec kernels where the 128-row tiles' CTAs fill at most two thirds of the SMs (64 tiles
-    // at N = 8192, K too short to split; 80 at N = 10240), the 32-row ones where their tiles fill the SMs in
-    // one round, the 32-row wgmma decode tile from 108 tiles up, the swap kernel where it splits
-    EXPECT_EQ(pick(m, 32, 8192, 8192), "f4gemm_sm90a_dec_32x64_w8");
+    // at N = 8192, K too short to split: the 16-row wgmma tile over two row tiles, 128 CTAs, PERF.md entry
+    // 54; 80 at N = 10240), the 32-row ones where their tiles fill the SMs in one round, the 32-row wgmma
+    // decode tile from 108 tiles up, its split twin where K >= 14336 and its tiles leave SMs idle
+    EXPECT_EQ(pick(m, 32, 8192, 8192), "f4gemm_sm90a_dec_16x128_wg12");
     EXPECT_EQ(pick(m, 32, 4096, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
     EXPECT_EQ(pick(m, 17, 1024, 4096).rfind("f4gemm_sm90a_dec_16x", 0), 0u);
     EXPECT_EQ(pick(m, 32, 10240, 8192), "f4gemm_sm90a_dec_32x80_w8");
     EXPECT_EQ(pick(m, 32, 13824, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");
-    // split 2: 128 CTAs; the wgmma decode tile (no split, 64 CTAs) yields to it where its wgmma N is 32
-    EXPECT_EQ(pick(m, 32, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");
-    EXPECT_EQ(pick(m, 25, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");
+    // 2 splits: 128 CTAs (64.3 us against 75.2 for the swap kernel in 2 at M = 32, entry 54); 4 at N = 4096
+    EXPECT_EQ(pick(m, 32, 8192, 28672, false, &ds), "f4gemm_sm90a_dec_32x128_wg12_c2_s");
+    EXPECT_EQ(ds.log2_k_split, 1);
+    EXPECT_EQ(pick(m, 25, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2_s");
+    EXPECT_EQ(pick(m, 24, 4096, 14336, false, &ds), "f4gemm_sm90a_dec_32x128_wg12_c2_s");
+    EXPECT_EQ(ds.log2_k_split, 2);
+    EXPECT_EQ(pick(m, 32, 8192, 8192, false, &ds), "f4gemm_sm90a_dec_16x128_wg12") << "K < 14336: no split";
+    EXPECT_EQ(ds.log2_k_split, 0);
     // M = 17..24: the 32-row wgmma decode tile where 128-row tiles fill the SMs (0.83-0.89x the swap kernel,
     // PERF.md entries 48, 49), the 32-row mma.sync tile where they do not (no yield to the swap kernel: wgmma
     // N 24)
     EXPECT_EQ(pick(m, 24, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 17, 28672, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
-    EXPECT_EQ(pick(m, 24, 8192, 28672), "f4gemm_sm90a_dec_32x64_w8");
+    EXPECT_EQ(pick(m, 24, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2_s");
     EXPECT_EQ(pick(m, 25, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 32, 28672, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
     // M = 33..64: the A pre-pass tile where its 128-row tiles fill more than half of the SMs, the swap kernel
@@ -461,28 +469,23 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         return all;
     };
     Selection why_sel;
-    EXPECT_NE(steps_of(32, 8192, 8192, Accum::Exact, &why_sel).find("decode kernels: 64 CTAs of "),
+    EXPECT_NE(steps_of(32, 8192, 8192, Accum::Exact, &why_sel).find("decode model: 86289 against 103765"),
               std::string::npos);
     EXPECT_EQ(why_sel.log2_k_split, 0);
     EXPECT_NE(steps_of(1, 8192, 8192, Accum::Exact, &why_sel).find("decode model: "), std::string::npos);
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x64_w12");
     EXPECT_EQ(why_sel.log2_k_split, 0);
-    // The split rule: 64 tiles of the 32-row swap kernel at N = 8192 split K = 28672 in two.
+    // The decode model's split of the 32-row wgmma tile: 64 tiles at N = 8192 split K = 28672 in two. The
+    // unsplit tile does not yield to the split-capable swap kernel of its tile (as it did before its split
+    // twin shipped), at M = 32 nor at M = 24.
     const std::string split = steps_of(32, 8192, 28672, Accum::Exact, &why_sel);
-    EXPECT_NE(split.find("split-K 2: 64 tiles fill 64 of 132 CTA slots, 128 with the split"),
-              std::string::npos)
-        << split;
-    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
+    EXPECT_NE(split.find("decode model: 169301 in 2 splits of K against 322219"), std::string::npos) << split;
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
     EXPECT_EQ(why_sel.log2_k_split, 1);
-    // ... because the 32-row wgmma decode tile (its twin, preferred by priority) cannot split K: at M = 32
-    // its wgmma N is its whole height and it yields; at M = 24 it does not, and the dec tiles take the shape.
-    EXPECT_NE(split.find("skip: 64 tiles fill at most half of the 132 CTA slots and it cannot split K; "
-                         "f4gemm_sm90a_ws_swap_32x128_fs.cubin (same tile) can"),
-              std::string::npos)
-        << split;
+    EXPECT_EQ(split.find("it cannot split K"), std::string::npos) << split;
     const std::string no_yield = steps_of(24, 8192, 28672, Accum::Exact, &why_sel);
     EXPECT_EQ(no_yield.find("it cannot split K"), std::string::npos) << no_yield;
-    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x64_w8");
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
     // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs; K =
     // 8192 would leave 4096 per split, below the rule's 8192, and aiter's rule takes the 32-row swap tile
     // (128 CTAs).
