@@ -1,5 +1,6 @@
 // Tuned table: parsing by header name, errors with file:line, and the selection order
 // (--kernel, then the tuned entry for (CU count, M, N, K), then aiter's heuristic).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -341,6 +342,30 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnDecodeCells) 
 // The manifest kernels/sm90a/manifest.cmake wrote in this build (from kernels.json and each kernel's
 // exports): every row carries the ABI of its family and the packed weight's B layout, and the selection
 // policy picks what docs/HEURISTIC.md says on the mid-M and large shapes.
+// docs/ABI_SM90.md's table of the shipped manifest names every row this build wrote, with the row's tile,
+// split flag, threads and shared memory (the kernels export them; the table is written by hand), in manifest
+// order.
+TEST(Sm90Policy, AbiDocTableListsEveryShippedRow) {
+    F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
+    std::ifstream f(std::string(F4GEMM_SOURCE_DIR) + "/docs/ABI_SM90.md");
+    ASSERT_TRUE(f.good());
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(f, line);) lines.push_back(line);
+    size_t last = 0;
+    for (const KernelConfig& k : m.kernels) {
+        const std::string head = "| " + k.knl_name + " | ";
+        const auto it = std::find_if(lines.begin(), lines.end(),
+                                     [&](const std::string& l) { return l.rfind(head, 0) == 0; });
+        ASSERT_NE(it, lines.end()) << k.knl_name << " is not in docs/ABI_SM90.md's table of shipped rows";
+        const std::string cells = fmt::format("| {} x {} | {} | {} | {} |", k.tile_m, k.tile_n,
+                                              k.split_k ? 1 : 0, k.threads, k.smem_bytes);
+        EXPECT_NE(it->find(cells), std::string::npos) << k.knl_name << ": the row should read " << cells;
+        const size_t at = size_t(it - lines.begin());
+        EXPECT_GT(at, last) << k.knl_name << ": the table lists the rows in manifest (priority) order";
+        last = at;
+    }
+}
+
 TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
     int pab = -1, pp = -1, promoted = 0;
