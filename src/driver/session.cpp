@@ -107,8 +107,9 @@ int largest_split(long tiles, long slots, int kk, int max_l, int min_k) {
 int decode_split(const KernelConfig& kc, const HeuristicQuery& q) {
     if (!kc.split_k || kc.decode_round <= 0 || q.num_cu <= 0) return 0;
     const int kk = kernel_k(kc, q.k);
-    if (kc.tile_m >= 32) return kk >= 14336 ? largest_split(tiles_of(kc, q), q.num_cu, kk, 2, 3584) : 0;
-    return largest_split(tiles_of(kc, q), q.num_cu, kk, 2, 8192);
+    const bool tall = kc.tile_m >= 32;
+    if (tall && kk < 14336) return 0;
+    return largest_split(tiles_of(kc, q), q.num_cu, kk, 2, tall ? 3584 : 8192);
 }
 
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
@@ -226,15 +227,12 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 // Not a decode tile with a split-capable twin that carries the decode model (the 32-row tile
                 // and dec_32x128_wg12_c2_s, entry 54): the decode model splits that one (32 x 8192 x 28672 in
                 // 2 splits 64.3 us against 75.2 for the swap kernel in 2).
-                const auto split_decode_twin = [&](const KernelConfig& d) {
-                    return std::any_of(m.kernels.begin(), m.kernels.end(), [&](const KernelConfig& c) {
-                        return offered(c) && c.split_k && c.decode_round > 0 && c.tile_m == d.tile_m &&
-                               c.tile_n == d.tile_n;
-                    });
-                };
                 const bool yields_to_split =
-                    o.abi == KernelAbi::Sm90pa1 || (!o.split_k && o.decode_round > 0 &&
-                                                    (q.m + 7) / 8 * 8 >= o.tile_m && !split_decode_twin(o));
+                    o.abi == KernelAbi::Sm90pa1 ||
+                    (!o.split_k && o.decode_round > 0 && (q.m + 7) / 8 * 8 >= o.tile_m &&
+                     !same_height(o, [&](const KernelConfig& c) {
+                         return c.split_k && c.decode_round > 0 && c.tile_n == o.tile_n;
+                     }));
                 if (yields_to_split && kc.abi == KernelAbi::Sm90v1 && kc.split_k && kc.decode_round <= 0 &&
                     q.num_cu > 0 && 2 * tiles_of(o, q) <= cta_slots(o, q) && !narrower_fills(o)) {
                     steps.push_back(

@@ -45,10 +45,10 @@ public:
     void event_record(void*) override {}
     float event_elapsed_ms(void*, void*) override { return 0.f; }
     void event_destroy(void*) override {}
-    // Every live allocation's bytes (ordered by address, which says nothing: callers compare multisets).
-    std::vector<std::vector<uint8_t>> buffers() const {
-        std::vector<std::vector<uint8_t>> out;
-        for (const auto& kv : mem_) out.push_back(*kv.second);
+    // Every live allocation's bytes, as a multiset (their host addresses say nothing).
+    std::multiset<std::vector<uint8_t>> buffers() const {
+        std::multiset<std::vector<uint8_t>> out;
+        for (const auto& kv : mem_) out.insert(*kv.second);
         return out;
     }
 
@@ -130,11 +130,10 @@ TEST(ImageCache, UploadedBytesMatchWithAndWithoutTheCache) {
         Launcher l(dev, m);
         l.set_image_cache(cache);
         GpuGemm warm(l, 0, 0, p);  // with the cache on, the next one is served from it
-        std::vector<std::vector<uint8_t>> before = dev.buffers();
+        const std::multiset<std::vector<uint8_t>> before = dev.buffers();
         GpuGemm g(l, 0, 0, p);
-        std::vector<std::vector<uint8_t>> after = dev.buffers();
         // The buffers g added: the multiset difference (sizes and bytes, order-free).
-        std::multiset<std::vector<uint8_t>> added(after.begin(), after.end());
+        std::multiset<std::vector<uint8_t>> added = dev.buffers();
         for (const auto& b : before) added.erase(added.find(b));
         return added;
     };
@@ -164,10 +163,7 @@ TEST(ImageCache, GpuGemmOnItsOwnLauncherUploadsWhatASharedOneDoes) {
     EXPECT_EQ(own.plan().grid.x, shared.plan().grid.x);
     EXPECT_EQ(own.plan().grid.y, shared.plan().grid.y);
     EXPECT_EQ(own.plan().b_bytes, shared.plan().b_bytes);
-    // (as multisets: the two devices' allocations sit at unrelated host addresses)
-    const auto own_bufs = own_dev.buffers(), shared_bufs = shared_dev.buffers();
-    EXPECT_EQ(std::multiset<std::vector<uint8_t>>(own_bufs.begin(), own_bufs.end()),
-              std::multiset<std::vector<uint8_t>>(shared_bufs.begin(), shared_bufs.end()));
+    EXPECT_EQ(own_dev.buffers(), shared_dev.buffers());
     EXPECT_EQ(own.sets(), 1);
     fs::remove_all(dir);
 }
