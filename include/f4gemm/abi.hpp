@@ -28,7 +28,10 @@ struct LaunchPlan {
     size_t c_bytes = 0;           // M x N bf16 (0 when no C)
     size_t workspace_bytes = 0;   // sm90v1 split-K partials, or the pre-pass image (sm90pp1, sm90pa1):
                                   // docs/ABI_SM90.md
-    bool zero_workspace = false;  // sm90v1 split-K: the host zeroes it before every launch
+    bool zero_workspace = false;  // sm90v1 split-K: the host zeroes it before the launch, unless the
+                                  // launch has a counter buffer (counter_slots)
+    size_t counter_slots = 0;     // sm90v1 split-K: uint32 tile counters (tiles_m x tiles_n) the kernel
+                                  // counts in DevicePointers::counters, when that is not 0
     Dim3 pre_grid{0, 1, 1};       // pre-pass ABIs: (ceil(rows / 8), 1, 1), rows = Mr + Nr (pp1) or Mr (pa1);
                                   // x = 0: no pre-pass launch
     Dim3 pre_block{0, 1, 1};      // pre-pass ABIs: (256, 1, 1)
@@ -73,6 +76,7 @@ constexpr const char* kPrepassSuffix = "_prepass";
 
 struct DevicePointers {
     uint64_t d = 0, c = 0, a = 0, b = 0, scale_a = 0, scale_b = 0, workspace = 0;
+    uint64_t counters = 0;  // sm90v1 split-K: >= counter_slots zeroed uint32s (ptr_counters), or 0
 };
 
 // aiter's fill: the whole block zeroed, then D/C/A/B, alpha, beta, stride_C0 = stride_D0 = N,

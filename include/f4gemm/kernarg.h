@@ -47,13 +47,16 @@ typedef struct F4gemmKernelArgs {
 typedef struct F4gemmSm90Args {
     F4gemmKernelArgs base;       /* 0x000 .. 0x174 */
     F4GEMM_P(_p_base, 12);       /* 0x174 .. 0x180 */
-    uint64_t ptr_workspace;      /* 0x180 fp32 split-K partials + tile counters, zeroed by the host
-                                  *       before every launch; 0 when gdz == 1 */
+    uint64_t ptr_workspace;      /* 0x180 fp32 split-K partials + tile counters; 0 when gdz == 1.
+                                  *       The host zeroes it before the launch only when ptr_counters
+                                  *       is 0 (the counters then live here, after the partials) */
     uint64_t workspace_bytes;    /* 0x188 */
     uint32_t num_splits;         /* 0x190 gdz actually launched (K chunks)  */
     uint32_t k_per_split;        /* 0x194 K elements per chunk, multiple of 256 */
-    uint32_t flags;              /* 0x198 reserved, 0 */
-    uint32_t _reserved;          /* 0x19c */
+    uint64_t ptr_counters;       /* 0x198 split-K: one uint32 tile counter per output tile, zero
+                                  *       before the launch; the tile's last CTA sets it back to 0,
+                                  *       so the host zeroes the buffer once, when it allocates it.
+                                  *       0: the counters after the partials in ptr_workspace */
 } F4gemmSm90Args;               /* 0x1a0 bytes */
 #pragma pack(pop)
 
@@ -101,7 +104,7 @@ static_assert(offsetof(F4gemmSm90Args, ptr_workspace) == 0x180, "ptr_workspace")
 static_assert(offsetof(F4gemmSm90Args, workspace_bytes) == 0x188, "workspace_bytes");
 static_assert(offsetof(F4gemmSm90Args, num_splits) == 0x190, "num_splits");
 static_assert(offsetof(F4gemmSm90Args, k_per_split) == 0x194, "k_per_split");
-static_assert(offsetof(F4gemmSm90Args, flags) == 0x198, "flags");
+static_assert(offsetof(F4gemmSm90Args, ptr_counters) == 0x198, "ptr_counters");
 #endif
 
 #endif /* F4GEMM_KERNARG_H */

@@ -75,6 +75,7 @@ struct Problem {
     const __nv_bfloat16* C;  // (M, N) bf16, row stride ldc elements; null when beta == 0
     __nv_bfloat16* D;        // (M, N) bf16, row stride ldd elements
     float* ws;               // fp32 partials [splits][Mr][Nr] then uint32 counters [tiles_m*tiles_n]
+    uint32_t* counters;      // split-K tile counters [tiles_m*tiles_n] the last CTA resets, or null: in ws
     float alpha, beta;
     int M, N, K;
     int lda, ldb;     // bytes per row of A / B (stride_A0 / 2, stride_B0 / 2)
@@ -93,6 +94,7 @@ __device__ __forceinline__ Problem load_problem(const F4gemmSm90Args& a) {
     p.C = reinterpret_cast<const __nv_bfloat16*>(a.base.ptr_C);
     p.D = reinterpret_cast<__nv_bfloat16*>(a.base.ptr_D);
     p.ws = reinterpret_cast<float*>(a.ptr_workspace);
+    p.counters = reinterpret_cast<uint32_t*>(a.ptr_counters);
     p.alpha = a.base.alpha;
     p.beta = a.base.beta;
     p.M = (int)a.base.M;
@@ -166,8 +168,13 @@ __device__ __forceinline__ float* partial_ptr(const Problem& p, const SplitGeome
     return p.ws + ((long)z * g.Mr + m) * (long)g.Nr + n;
 }
 
+// The tile's counter: in the launcher's counter buffer (ptr_counters, zeroed once and reset by each tile's
+// last CTA, so the host zeroes nothing per launch) or, without one, after the partials in the workspace the
+// host zeroes before the launch.
 __device__ __forceinline__ uint32_t* tile_counter(const Problem& p, const SplitGeometry& g, int tm, int tn) {
-    uint32_t* counters = reinterpret_cast<uint32_t*>(p.ws + (long)p.splits * (long)g.Mr * (long)g.Nr);
+    uint32_t* counters = p.counters != nullptr
+                             ? p.counters
+                             : reinterpret_cast<uint32_t*>(p.ws + (long)p.splits * (long)g.Mr * (long)g.Nr);
     return counters + (long)tm * g.tiles_n + tn;
 }
 
@@ -209,15 +216,21 @@ __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry
 // so the result does not depend on arrival order. `sync()` is a barrier over exactly those threads;
 // `flag` is one int of shared memory.
 // ---------------------------------------------------------------------------------------------
+// Out of line: inlined, its counter code moved ptxas's allocation of the kernels at their register cap
+// (dec_32x128_wg12_c2_s: 20 -> 36 bytes of spill stores; out of line 4, PERF.md entry 56).
 template <typename Sync>
-__device__ __forceinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn,
-                                              int tile_m, int tile_n, int tid, int nthreads, int* flag,
-                                              Sync sync) {
+__device__ __noinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn,
+                                           int tile_m, int tile_n, int tid, int nthreads, int* flag,
+                                           Sync sync) {
     __threadfence();  // make this thread's partial stores visible device-wide
     sync();
     if (tid == 0) {
-        uint32_t old = atomicAdd(tile_counter(p, g, tm, tn), 1u);
+        uint32_t* counter = tile_counter(p, g, tm, tn);
+        uint32_t old = atomicAdd(counter, 1u);
         *flag = (old == (uint32_t)(p.splits - 1));
+        // The last CTA: every split has counted, so the counter is the tile's alone again: back to 0 for the
+        // next launch (which starts after this one ends, or waits for it: pdl_wait).
+        if (*flag && p.counters != nullptr) atomicExch(counter, 0u);
     }
     sync();
     if (!*flag) return;

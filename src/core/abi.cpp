@@ -103,6 +103,9 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.c_bytes = has_c ? M * N * 2 : 0;               // (M, N) bf16
     p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     p.zero_workspace = p.workspace_bytes > 0;
+    if (p.zero_workspace)
+        p.counter_slots =
+            ceil_div(N, static_cast<size_t>(kc.tile_n)) * ceil_div(M, static_cast<size_t>(kc.tile_m));
     if (has_prepass(kc.abi)) {
         const size_t rows = prepass_rows(kc, m, n, kc.abi != KernelAbi::Sm90pa1);
         p.workspace_bytes =
@@ -184,7 +187,7 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
     s.workspace_bytes = p.workspace_bytes;
     s.num_splits = static_cast<uint32_t>(p.gdz);
     s.k_per_split = static_cast<uint32_t>(p.k_per_split);
-    s.flags = 0;
+    s.ptr_counters = p.workspace_bytes && p.counter_slots ? ptr.counters : 0;
     return s;
 }
 

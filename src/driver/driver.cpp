@@ -242,10 +242,21 @@ Launcher::Launcher(Device& dev, Manifest manifest)
       functions_(manifest_.kernels.size(), nullptr),
       prepass_(manifest_.kernels.size(), nullptr),
       bconv_(manifest_.kernels.size(), nullptr),
-      pdl_ok_(manifest_.kernels.size(), false) {}
+      pdl_ok_(manifest_.kernels.size(), false) {
+    // Lab knob (PERF.md entry 55): F4GEMM_SPLIT_COUNTERS=0 counts split-K tiles in the zeroed workspace, as
+    // before the counter buffer, for A/B timing in one build.
+    if (const char* v = env("F4GEMM_SPLIT_COUNTERS")) {
+        if (std::string(v) != "0" && std::string(v) != "1")
+            throw Error(Errc::InvalidArgument,
+                        std::string("F4GEMM_SPLIT_COUNTERS (got '") + v +
+                            "'): set it to 0 (the workspace memset) or 1, or unset it");
+        split_counters_ = std::string(v) == "1";
+    }
+}
 
 Launcher::~Launcher() {
     if (workspace_) dev_.free(workspace_);
+    if (counters_) dev_.free(counters_);
 }
 
 void Launcher::set_image_cache(bool on) {
@@ -322,13 +333,26 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
         }
         ptr.workspace = workspace_;
     }
+    // sm90v1 split-K: the tile counters in the launcher's buffer, so the workspace needs no memset (PERF.md
+    // entry 55: the memset node cost ~2-4 us of a 40-65 us split decode GEMM and kept it from starting
+    // early).
+    bool zero_workspace = plan.zero_workspace;
+    ptr.counters = 0;
+    if (split_counters_ && zero_workspace && plan.counter_slots > 0 && plan.counter_slots <= kCounterSlots) {
+        if (!counters_) {
+            counters_ = dev_.alloc(kCounterSlots * sizeof(uint32_t));
+            dev_.memset(counters_, 0, kCounterSlots * sizeof(uint32_t));
+        }
+        ptr.counters = counters_;
+        zero_workspace = false;
+    }
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
-    if (plan.zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
+    if (zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
     const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
     // Only the GEMM's first kernel may start early, and not after a memset (no kernel to overlap). The GEMM
     // kernel after its own pre-pass launches plainly: overlapping them measured 2-4% slower (PERF.md entry
     // 38).
-    const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !plan.zero_workspace;
+    const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !zero_workspace;
     if (plan.pre_grid.x)
         dev_.launch(prepass_[size_t(index)], plan.pre_grid, plan.pre_block, 0, args.data(), args.size(),
                     early);

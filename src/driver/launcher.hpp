@@ -19,6 +19,9 @@ namespace f4gemm {
 // argument blob. Used by GpuGemm, `f4gemm tune` and the C API that bench/ calls.
 class Launcher {
 public:
+    // Split-K tile counters the launcher keeps (256 KB): a split launch with more output tiles (over 65536,
+    // e.g. M x N = 8192 x 16384 in 16 x 128 tiles) counts in its zeroed workspace instead.
+    static constexpr size_t kCounterSlots = 65536;
     Launcher(Device& dev, Manifest manifest);
     ~Launcher();
     Launcher(const Launcher&) = delete;
@@ -28,8 +31,11 @@ public:
     Device& device() { return dev_; }
     // Loads the code object of kernel `index` (a missing file is named, as asm_f4gemm does).
     void prepare(int index);
-    // The memsets the kernel needs (aiter split: D; sm90v1 split: workspace), then the launch (pre-pass
-    // ABIs: <knl_name>_prepass, then the GEMM, in stream order).
+    // The memsets the kernel needs (aiter split: D; sm90v1 split: none, or the workspace where the plan's
+    // tile counters exceed the counter buffer), then the launch (pre-pass ABIs: <knl_name>_prepass, then the
+    // GEMM, in stream order). An sm90v1 split counts its tiles in the launcher's counter buffer
+    // (kCounterSlots uint32s, allocated and zeroed at the first such launch, never reallocated, so a recorded
+    // graph may keep it; each tile's last CTA resets its counter), so it needs no memset and may start early.
     // `ptr.workspace`: 0 for the launcher's own (grown as needed, so a larger plan may free the one an
     // earlier launch used), else the caller's, of at least plan.workspace_bytes. Asynchronous on the
     // device's stream.
@@ -62,6 +68,8 @@ private:
     std::vector<bool> pdl_ok_;  // per manifest index: the code object declares F4GEMM_PDL_SYMBOL
     DevPtr workspace_ = 0;
     size_t workspace_bytes_ = 0;
+    DevPtr counters_ = 0;  // sm90v1 split-K tile counters, kCounterSlots uint32s, zero between launches
+    bool split_counters_ = true;  // F4GEMM_SPLIT_COUNTERS=0 (lab): the workspace memset instead
     // (is_b, packed, scales, rows, k, b layout, scale layout) -> image
     using ImageKey = std::tuple<bool, const void*, const void*, size_t, size_t, int, int>;
     bool image_cache_ = false;

@@ -247,12 +247,23 @@ TEST(Abi, Sm90v1WorkspaceZeroingAndNoPrepass) {
     KernelConfig k = kernel(128, 256, 1, 0);
     k.abi = KernelAbi::Sm90v1;
     k.threads = 384;
-    // Split (L=2, gdz 4 as above): the host zeroes the partials and counters before every launch.
+    // Split (L=2, gdz 4 as above): the partials and counters need zeroing before the launch, unless the
+    // launch brings a counter buffer for the plan's 3 x 4 tiles (ptr_counters at 0x198; the Launcher's).
     LaunchPlan p = make_launch_plan(k, 300, 1000, 3072, 2, false);
     EXPECT_EQ(p.gdz, 4);
     EXPECT_TRUE(p.zero_workspace);
-    EXPECT_EQ(p.pre_grid.x, 0u);  // one launch only
+    EXPECT_EQ(p.counter_slots, 12u);  // ceil(300 / 128) x ceil(1000 / 256)
+    EXPECT_EQ(p.pre_grid.x, 0u);      // one launch only
     EXPECT_EQ(p.pre_block.x, 0u);
+    DevicePointers sp;
+    sp.workspace = 0x1234000ull;
+    sp.counters = 0x5678000ull;
+    std::vector<uint8_t> sblob = make_arg_blob(k, p, sp, 300, 1000, 3072, 1.0f, 0.0f);
+    EXPECT_EQ(at<uint64_t>(sblob, 0x180), 0x1234000ull);
+    EXPECT_EQ(at<uint64_t>(sblob, 0x198), 0x5678000ull);
+    sp.counters = 0;  // none: the kernel counts after the partials in the (zeroed) workspace
+    sblob = make_arg_blob(k, p, sp, 300, 1000, 3072, 1.0f, 0.0f);
+    EXPECT_EQ(at<uint64_t>(sblob, 0x198), 0u);
     // No split: no workspace, nothing to zero, and the blob's workspace slots stay 0.
     p = make_launch_plan(k, 300, 1000, 3072, 0, false);
     EXPECT_EQ(p.workspace_bytes, 0u);
@@ -265,6 +276,9 @@ TEST(Abi, Sm90v1WorkspaceZeroingAndNoPrepass) {
     EXPECT_EQ(at<uint64_t>(blob, 0x180), 0u);
     EXPECT_EQ(at<uint64_t>(blob, 0x188), 0u);
     EXPECT_EQ(at<uint32_t>(blob, 0x190), 1u);
+    EXPECT_EQ(p.counter_slots, 0u);
+    ptr.counters = 0x5678000ull;  // ignored without a split
+    EXPECT_EQ(at<uint64_t>(make_arg_blob(k, p, ptr, 300, 1000, 3072, 1.0f, 0.0f), 0x198), 0u);
     // aiter's split zeroes D, never a workspace.
     const LaunchPlan a = make_launch_plan(kernel(256, 256, 1, 1), 256, 1024, 1280, 2, false);
     EXPECT_TRUE(a.zero_out);

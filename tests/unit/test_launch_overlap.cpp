@@ -200,15 +200,34 @@ TEST(LaunchOverlap, Sm90pp2LaunchesItsConverterAndGemmEarlyAlways) {
         }
 }
 
+// An sm90v1 split counts its tiles in the launcher's counter buffer, zeroed once when it is allocated (the
+// tiles' last CTAs reset their counters): no memset per launch, so the split launches early too (PERF.md
+// entry 55). A plan with more tiles than the buffer holds counts in its workspace, zeroed before each launch,
+// and that memset makes the kernel plain.
 TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
     const Manifest m = one_kernel(1);
     int memsets = 0;
     const std::vector<Launch> l = launches(m, true, true, 2, &memsets);
-    ASSERT_EQ(memsets, 2);  // the split-K workspace, zeroed before each launch
+    ASSERT_EQ(memsets, 1);  // the counter buffer, at the first split launch only
     ASSERT_EQ(l.size(), 2u);
-    for (const Launch& x : l) EXPECT_FALSE(x.early);
-    // Unsplit, the same kernel is early.
+    for (const Launch& x : l) EXPECT_TRUE(x.early);
+    // Unsplit, the same kernel is early and nothing is zeroed.
     const std::vector<Launch> u = launches(m, true, true, 0, &memsets);
     EXPECT_EQ(memsets, 0);
     for (const Launch& x : u) EXPECT_TRUE(x.early);
+    // 64 x 128 tiles over M = 1088 (17 tile rows) and N = 524288 (4096 tile columns): 69632 tiles, more than
+    // the buffer's 65536.
+    RecordingDevice dev(true);
+    Launcher big(dev, m);
+    const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1088, 524288, 4096, 1, false);
+    ASSERT_GT(plan.counter_slots, Launcher::kCounterSlots);
+    DevicePointers ptr;
+    ptr.a = 0x100;
+    ptr.scale_a = 0x200;
+    ptr.b = 0x300;
+    ptr.d = 0x400;
+    big.launch(0, plan, ptr, 1088, 524288, 4096, 1.f, 0.f, true);
+    EXPECT_EQ(dev.memsets_, 1);  // the workspace (partials and counters), before the launch
+    ASSERT_EQ(dev.launches_.size(), 1u);
+    EXPECT_FALSE(dev.launches_[0].early);
 }
