@@ -217,11 +217,15 @@ __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry
 // `flag` is one int of shared memory.
 // ---------------------------------------------------------------------------------------------
 // Out of line: inlined, its counter code moved ptxas's allocation of the kernels at their register cap
-// (dec_32x128_wg12_c2_s: 20 -> 36 bytes of spill stores; out of line 4, PERF.md entry 56).
-template <typename Sync>
-__device__ __noinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn,
-                                           int tile_m, int tile_n, int tid, int nthreads, int* flag,
-                                           Sync sync) {
+// (dec_32x128_wg12_c2_s: 20 -> 36 bytes of spill stores; out of line 4, PERF.md entry 56). The tile and the
+// thread count are template arguments, so the out-of-line body keeps constant index arithmetic, and each
+// thread sums four adjacent columns with 16-byte loads, up to four splits' loads in flight: out of line with
+// runtime sizes, ptxas issued one dependent load per split and element (~700 cycles each), which made every
+// split launch 7-43% slower (PERF.md entry 57). The sum per output is still over z = 0..S-1 in order.
+template <int kTileM, int kTileN, int kThreads, typename Sync>
+__device__ __noinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn, int tid,
+                                           int* flag, Sync sync) {
+    static_assert(kTileN % 4 == 0, "the finish sums four adjacent columns per thread");
     __threadfence();  // make this thread's partial stores visible device-wide
     sync();
     if (tid == 0) {
@@ -235,13 +239,27 @@ __device__ __noinline__ void splitk_finish(const Problem& p, const SplitGeometry
     sync();
     if (!*flag) return;
     __threadfence();
-    const int m0 = tm * tile_m, n0 = tn * tile_n;
-    for (int i = tid; i < tile_m * tile_n; i += nthreads) {
-        const int m = m0 + i / tile_n, n = n0 + i % tile_n;
-        if (m >= p.M || n >= p.N) continue;
-        float sum = 0.0f;
-        for (int z = 0; z < p.splits; ++z) sum += __ldcg(partial_ptr(p, g, z, m, n));
-        p.D[(long)m * p.ldd + n] = __float2bfloat16_rn(epilogue_value(p, m, n, sum));
+    const int m0 = tm * kTileM, n0 = tn * kTileN, splits = p.splits, M = p.M, N = p.N;
+    const long slab = (long)g.Mr * (long)g.Nr;
+    constexpr int kQuads = kTileM * kTileN / 4;
+    for (int i = tid; i < kQuads; i += kThreads) {
+        const int m = m0 + i / (kTileN / 4), n = n0 + (i % (kTileN / 4)) * 4;
+        if (m >= M || n >= N) continue;
+        const float4* src = reinterpret_cast<const float4*>(partial_ptr(p, g, 0, m, n));
+        float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+        for (int z = 0; z < splits; ++z) {
+            const float4 v = __ldcg(src + z * (slab / 4));
+            s.x += v.x;
+            s.y += v.y;
+            s.z += v.z;
+            s.w += v.w;
+        }
+        const float sum[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (n + j < N)
+                p.D[(long)m * p.ldd + n + j] = __float2bfloat16_rn(epilogue_value(p, m, n + j, sum[j]));
     }
 }
 
