@@ -222,10 +222,15 @@ __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry
 // thread sums four adjacent columns with 16-byte loads, up to four splits' loads in flight: out of line with
 // runtime sizes, ptxas issued one dependent load per split and element (~700 cycles each), which made every
 // split launch 7-43% slower (PERF.md entry 57). The sum per output is still over z = 0..S-1 in order.
+// It takes the kernel's __grid_constant__ arguments, not the kernel's Problem: a reference to that local made
+// ptxas keep a copy of it on the stack in every thread from the kernel's start (136-144 bytes of stores
+// before the ring's first copies; PERF.md entry 57).
 template <int kTileM, int kTileN, int kThreads, typename Sync>
-__device__ __noinline__ void splitk_finish(const Problem& p, const SplitGeometry& g, int tm, int tn, int tid,
-                                           int* flag, Sync sync) {
+__device__ __noinline__ void splitk_finish(const F4gemmSm90Args& args, int tm, int tn, int tid, int* flag,
+                                           Sync sync) {
     static_assert(kTileN % 4 == 0, "the finish sums four adjacent columns per thread");
+    const Problem p = load_problem(args);
+    const SplitGeometry g = split_geometry(p, kTileM, kTileN);
     __threadfence();  // make this thread's partial stores visible device-wide
     sync();
     if (tid == 0) {

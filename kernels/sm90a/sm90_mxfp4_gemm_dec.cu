@@ -753,7 +753,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     const auto finish_split = [&]() {  // DEC_SPLIT 1: the tile's last CTA sums the splits' partials in order
         if constexpr (kSplit) {
             if (p.splits > 1)
-                splitk_finish<TILE_M, TILE_N, kThreads>(p, geo, blockIdx.y, blockIdx.x, tid, &s_cta[3],
+                splitk_finish<TILE_M, TILE_N, kThreads>(args, blockIdx.y, blockIdx.x, tid, &s_cta[3],
                                                         [] { __syncthreads(); });
         }
     };

@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     exact_tile<kThreads>(p, g, tm * kTileM, tn * kTileN, kTileM, kTileN, kb0, kb1, smem, threadIdx.x);
 
     if (p.splits > 1) {
-        splitk_finish<kTileM, kTileN, kThreads>(p, g, tm, tn, threadIdx.x, &s_last, [] { __syncthreads(); });
+        splitk_finish<kTileM, kTileN, kThreads>(args, tm, tn, threadIdx.x, &s_last, [] { __syncthreads(); });
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();

@@ -429,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         exact_tile<kThreads, kRFrag ? kExactBFrag16S : kExactBPlain>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1,
                                                                      smem, tid);
         if (p.splits > 1)
-            splitk_finish<TILE_M, TILE_N, kThreads>(p, geo, tm, tn, tid, s_last, [] { __syncthreads(); });
+            splitk_finish<TILE_M, TILE_N, kThreads>(args, tm, tn, tid, s_last, [] { __syncthreads(); });
         return;
     }
 
@@ -861,7 +861,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     }
     if (p.splits > 1) {
-        splitk_finish<TILE_M, TILE_N, kConsumerThreads>(p, geo, tm, tn, tid - 128, s_last,
+        splitk_finish<TILE_M, TILE_N, kConsumerThreads>(args, tm, tn, tid - 128, s_last,
                                                         [] { named_barrier(1, kConsumerThreads); });
     }
 #else
