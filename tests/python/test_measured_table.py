@@ -80,12 +80,13 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01n", "call5", "tune_m32_call5.log"),
                         os.path.join(res, "2026-12-01n", "call6", "tune_m17_24_call6.log"),
                         os.path.join(res, "2026-12-02", "call1", "tune_m32_c2s.log"),
-                        os.path.join(res, "2026-12-02", "call1", "tune_m17_24_c2s.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-02", "call1", "tune_m17_24_c2s.log"),
+                        os.path.join(res, "2026-12-02b", "call2", "tune_m33_64.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 2156
+    assert len(table) == 2324
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):

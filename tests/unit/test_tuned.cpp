@@ -400,9 +400,9 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         } else {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
         }
-        if (!has("_pab_") && exact) {  // the wgmma decode tiles stop at M = 32, where they were timed (the
-                                       // 16-row split tile at its height)
-            EXPECT_EQ(k.max_m, has("_wg") ? (has("_wg12_s") ? 16 : 32) : 0) << k.knl_name;
+        if (!has("_pab_") && exact) {  // the wgmma decode tiles serve M <= 64 (timed there in session 23);
+                                       // their split twins stop where they were timed (16 and 32 rows)
+            EXPECT_EQ(k.max_m, has("_wg") ? (has("_wg12_s") ? 16 : has("_c2_s") ? 32 : 64) : 0) << k.knl_name;
         }
         if (exact && k.tile_m != 64) {
             EXPECT_EQ(k.min_m, 0) << k.knl_name;
@@ -470,22 +470,22 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 24, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2_s");
     EXPECT_EQ(pick(m, 25, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 32, 28672, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
-    // M = 33..64: the A pre-pass tile where its 128-row tiles fill more than half of the SMs, the swap kernel
-    // (split by the split rule) where they do not, the 32-row swap tile where even that leaves half idle, and
-    // the dec kernels where that too (split included) fills at most half
+    // M = 33..64: the A pre-pass tile where its 128-row tiles fill more than half of the SMs; the wgmma
+    // decode tiles where their CTAs, row tiles weighed by their rows, fill more than half of the SMs in one
+    // wave (the one with the most CTAs: the 16-row tile at N = 4096, the 32-row tile at N = 5120..8192 and
+    // at 33..48 x 10240, PERF.md entry 57)
     EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_pab_64x128");
-    EXPECT_EQ(pick(m, 33, 10240, 8192), "f4gemm_sm90a_pab_64x128");
-    // (exact 64 x 8192 x 28672: aiter's rounds rule takes the 32-row swap tile, 128 CTAs, over the 64-row
-    // one; measured 117.2 us against 112.4 for the 64-row tile in 2 splits, within the 10% of the measured
-    // table)
-    EXPECT_EQ(pick(m, 64, 8192, 28672), "f4gemm_sm90a_ws_swap_32x128_fs");
-    EXPECT_EQ(pick(m, 64, 8192, 8192), "f4gemm_sm90a_ws_swap_32x128_fs");
-    EXPECT_EQ(pick(m, 64, 4096, 4096), "f4gemm_sm90a_dec_32x64_w8");
-    EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x80_w8");  // 80 CTAs of the 32-row swap tile
+    EXPECT_EQ(pick(m, 64, 10240, 8192), "f4gemm_sm90a_pab_64x128");  // 160 CTAs of the 32-row tile: 2 waves
+    EXPECT_EQ(pick(m, 33, 10240, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");  // 1.25 x 80 weighed
+    EXPECT_EQ(pick(m, 64, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    EXPECT_EQ(pick(m, 64, 8192, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    EXPECT_EQ(pick(m, 64, 4096, 4096), "f4gemm_sm90a_dec_16x128_wg12");
+    EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");  // the 16-row tile: 160 CTAs
+    EXPECT_EQ(pick(m, 64, 1024, 4096), "f4gemm_sm90a_dec_16x32_m2");  // 32 CTAs fill a quarter: no switch
     Selection hh;
-    pick(m, 64, 4096, 14336, false, &hh);  // the 32-row tile splits down to 4096 of K: 2 x 64 CTAs
-    EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
-    EXPECT_EQ(hh.log2_k_split, 1);
+    pick(m, 64, 4096, 14336, false, &hh);  // 4 row tiles of 16 x 32 weight tiles: 128 CTAs, unsplit
+    EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_dec_16x128_wg12");
+    EXPECT_EQ(hh.log2_k_split, 0);
     // --explain names the decode model's choice and the split rule's split.
     const auto steps_of = [&](int mm, int n, int k, Accum accum, Selection* out) {
         *out = select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, true, nullptr, accum);
@@ -513,12 +513,21 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
     // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs; K =
     // 8192 would leave 4096 per split, below the rule's 8192, and aiter's rule takes the 32-row swap tile
-    // (128 CTAs).
+    // (128 CTAs), whose place the wgmma decode tile of the same 32 x 128 tile takes (priority).
     const std::string half = steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
     EXPECT_NE(half.find("64 tiles fill at most half of the 132 CTA slots and it cannot split K"),
               std::string::npos)
         << half;
-    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_ws_swap_32x128_fs");
+    // Where the rules end on a swap kernel, the wgmma decode tiles' rule names its switch.
+    const std::string wg = steps_of(64, 4096, 14336, Accum::Exact, &why_sel);
+    EXPECT_NE(
+        wg.find("wgmma decode tiles: 128 CTAs weighed by their rows fill more than half of 132 CTA slots "
+                "in one wave; f4gemm_sm90a_dec_16x128_wg12.cubin runs instead of "
+                "f4gemm_sm90a_ws_swap_32x128_fs.cubin"),
+        std::string::npos)
+        << wg;
+    steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(why_sel.log2_k_split, 0);
     if (promoted) {
         // Promoted, N = 8192: the converter kernel's 64-row tiles fill the SMs (128 tiles), so the A pre-pass
@@ -540,7 +549,7 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         EXPECT_NE(small.find("half-height tiles: 32 CTAs of f4gemm_sm90a_ws_swap_64x128_fs_p"),
                   std::string::npos)
             << small;
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x64_w8");
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x128_wg12");
         // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority)
         EXPECT_NE(steps_of(64, 16384, 16384, Accum::Promoted, &why_sel)
                       .find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"),
