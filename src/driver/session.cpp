@@ -439,30 +439,38 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         const bool pick_fills = pick.abi == KernelAbi::Sm90pa1 && pick.accum == Accum::Promoted &&
                                 2 * pick_tiles > pick_slots && pick_tiles <= pick_slots;
         const long rows = (q.m + 7) / 8 * 8;
-        int best = -1;
+        int best = -1, best_l = 0;
         double best_ctas = 0;
         for (size_t i = 0; i < m.kernels.size() && !pick_fills; ++i) {
             const KernelConfig& kc = m.kernels[i];
-            if (!servable(kc) || !offered_for_m(kc, q.m) || kc.decode_round <= 0 || kc.split_k ||
-                kc.tile_n != 128 || kc.tile_m > 32)
+            if (!servable(kc) || !offered_for_m(kc, q.m) || kc.decode_round <= 0 || kc.tile_n != 128 ||
+                kc.tile_m > 32)
                 continue;
-            const double ctas = double(rows) / kc.tile_m * double((q.n + kc.tile_n - 1) / kc.tile_n);
+            const int l = kc.split_k ? decode_split(kc, q) : 0;
+            if (kc.split_k && l == 0) continue;  // unsplit, the split twin is its unsplit twin
+            const double ctas =
+                double(rows) / kc.tile_m * double((q.n + kc.tile_n - 1) / kc.tile_n) * (1 << l);
             const long slots = cta_slots(kc, q);
-            if (2 * ctas > double(slots) && ctas <= double(slots) &&
-                (best < 0 || ctas > best_ctas ||
-                 (ctas == best_ctas && kc.priority < m.kernels[size_t(best)].priority)))
-                best = int(i), best_ctas = ctas;
+            if (!(2 * ctas > double(slots) && ctas <= double(slots))) continue;
+            const KernelConfig* b = best >= 0 ? &m.kernels[size_t(best)] : nullptr;
+            // Most CTAs; on a tie the taller tile (it streams each weight byte to fewer row tiles), then
+            // priority.
+            if (!b || ctas > best_ctas ||
+                (ctas == best_ctas &&
+                 (kc.tile_m > b->tile_m || (kc.tile_m == b->tile_m && kc.priority < b->priority))))
+                best = int(i), best_ctas = ctas, best_l = l;
         }
-        if (best >= 0 && best != h.index) {
+        if (best >= 0 && (best != h.index || best_l != h.log2_k_split)) {
             steps.push_back(
-                {best, 1, true,
-                 fmt::format("wgmma decode tiles: {:.0f} CTAs weighed by their rows fill more than "
+                {best, 1 << best_l, true,
+                 fmt::format("wgmma decode tiles: {:.0f} CTAs weighed by their rows{} fill more than "
                              "half of {} CTA slots in one wave; {} runs instead of {} (f4gemm "
                              "sm_90a policy, docs/HEURISTIC.md)",
-                             best_ctas, cta_slots(m.kernels[size_t(best)], q),
-                             m.kernels[size_t(best)].co_name, pick.co_name)});
+                             best_ctas, best_l ? fmt::format(" in {} splits of K", 1 << best_l) : "",
+                             cta_slots(m.kernels[size_t(best)], q), m.kernels[size_t(best)].co_name,
+                             pick.co_name)});
             h.index = best;
-            h.log2_k_split = 0;
+            h.log2_k_split = best_l;
         }
     }
     return h;

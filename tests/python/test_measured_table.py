@@ -62,7 +62,9 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01h", "tune_w8_lo.log"),
                         os.path.join(res, "2026-12-01i", "tune_wg3_shipped.log"),
                         os.path.join(res, "2026-12-01i", "tune_wg4.log"),
-                        os.path.join(res, "2026-12-01l", "tune16_call4.log"), "--max-m", "16",
+                        os.path.join(res, "2026-12-01l", "tune16_call4.log"),
+                        os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_1.log"),
+                        os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_2.log"), "--max-m", "16",
                         "--exclude", r"_sk\.cubin|dec_16x80_w16|dec_32x112_w8|dec_32x32_w12|dec_16x128_wg12_c3|"
                         r"dec_16x128_wg8_c4|dec_16x64_wg12_c2|_ue4",
                         "--rename", "f4gemm_sm90a_dec_16x128_wg12_s_ue.cubin=f4gemm_sm90a_dec_16x128_wg12_s.cubin",
@@ -81,12 +83,15 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01n", "call6", "tune_m17_24_call6.log"),
                         os.path.join(res, "2026-12-02", "call1", "tune_m32_c2s.log"),
                         os.path.join(res, "2026-12-02", "call1", "tune_m17_24_c2s.log"),
-                        os.path.join(res, "2026-12-02b", "call2", "tune_m33_64.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-02b", "call2", "tune_m33_64.log"),
+                        os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_1.log"),
+                        os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_2.log"),
+                        os.path.join(res, "2026-12-02b", "call3", "tune_pab.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 2324
+    assert len(table) == 2369
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):

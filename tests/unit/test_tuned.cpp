@@ -401,8 +401,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
         }
         if (!has("_pab_") && exact) {  // the wgmma decode tiles serve M <= 64 (timed there in session 23);
-                                       // their split twins stop where they were timed (16 and 32 rows)
-            EXPECT_EQ(k.max_m, has("_wg") ? (has("_wg12_s") ? 16 : has("_c2_s") ? 32 : 64) : 0) << k.knl_name;
+                                       // the 16-row split twin stops at its height
+            EXPECT_EQ(k.max_m, has("_wg") ? (has("_wg12_s") ? 16 : 64) : 0) << k.knl_name;
         }
         if (exact && k.tile_m != 64) {
             EXPECT_EQ(k.min_m, 0) << k.knl_name;
@@ -483,9 +483,9 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");  // the 16-row tile: 160 CTAs
     EXPECT_EQ(pick(m, 64, 1024, 4096), "f4gemm_sm90a_dec_16x32_m2");  // 32 CTAs fill a quarter: no switch
     Selection hh;
-    pick(m, 64, 4096, 14336, false, &hh);  // 4 row tiles of 16 x 32 weight tiles: 128 CTAs, unsplit
-    EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_dec_16x128_wg12");
-    EXPECT_EQ(hh.log2_k_split, 0);
+    pick(m, 64, 4096, 14336, false, &hh);  // 2 row tiles of 32 x 32 weight tiles in 2 splits: 128 CTAs
+    EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
+    EXPECT_EQ(hh.log2_k_split, 1);
     // --explain names the decode model's choice and the split rule's split.
     const auto steps_of = [&](int mm, int n, int k, Accum accum, Selection* out) {
         *out = select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, true, nullptr, accum);
@@ -519,11 +519,11 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
               std::string::npos)
         << half;
     // Where the rules end on a swap kernel, the wgmma decode tiles' rule names its switch.
-    const std::string wg = steps_of(64, 4096, 14336, Accum::Exact, &why_sel);
+    const std::string wg = steps_of(48, 10240, 8192, Accum::Exact, &why_sel);
     EXPECT_NE(
-        wg.find("wgmma decode tiles: 128 CTAs weighed by their rows fill more than half of 132 CTA slots "
-                "in one wave; f4gemm_sm90a_dec_16x128_wg12.cubin runs instead of "
-                "f4gemm_sm90a_ws_swap_32x128_fs.cubin"),
+        wg.find("wgmma decode tiles: 120 CTAs weighed by their rows fill more than half of 132 CTA slots "
+                "in one wave; f4gemm_sm90a_dec_32x128_wg12_c2.cubin runs instead of "
+                "f4gemm_sm90a_pab_64x128.cubin"),
         std::string::npos)
         << wg;
     steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
