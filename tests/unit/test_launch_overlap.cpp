@@ -4,6 +4,7 @@
 // GEMM kernel then launches plainly) and only where no memset comes between it and the kernel ahead.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -230,4 +231,34 @@ TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
     EXPECT_EQ(dev.memsets_, 1);  // the workspace (partials and counters), before the launch
     ASSERT_EQ(dev.launches_.size(), 1u);
     EXPECT_FALSE(dev.launches_[0].early);
+}
+
+// The lab knob F4GEMM_SPLIT_COUNTERS (PERF.md entries 56, 57: the A/B of the counter buffer in one build): 0
+// zeroes the workspace before every split launch, as before the buffer; 1 is the default; any other value is
+// an error that names it.
+TEST(LaunchOverlap, SplitCountersKnobChoosesTheMemsetAndRejectsOtherValues) {
+    const Manifest m = one_kernel(1);
+    const char* old = std::getenv("F4GEMM_SPLIT_COUNTERS");
+    const std::string saved = old ? old : "";
+    setenv("F4GEMM_SPLIT_COUNTERS", "0", 1);
+    int memsets = 0;
+    const std::vector<Launch> l = launches(m, true, true, 2, &memsets);
+    EXPECT_EQ(memsets, 2);  // the workspace, before each of the two launches
+    for (const Launch& x : l) EXPECT_FALSE(x.early);
+    setenv("F4GEMM_SPLIT_COUNTERS", "1", 1);
+    launches(m, true, true, 2, &memsets);
+    EXPECT_EQ(memsets, 1);  // the counter buffer, once
+    setenv("F4GEMM_SPLIT_COUNTERS", "yes", 1);
+    RecordingDevice dev(true);
+    try {
+        Launcher bad(dev, m);
+        ADD_FAILURE() << "F4GEMM_SPLIT_COUNTERS=yes was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("F4GEMM_SPLIT_COUNTERS (got 'yes')"), std::string::npos)
+            << e.what();
+    }
+    if (old)
+        setenv("F4GEMM_SPLIT_COUNTERS", saved.c_str(), 1);
+    else
+        unsetenv("F4GEMM_SPLIT_COUNTERS");
 }
