@@ -51,6 +51,11 @@ long tiles_of(const KernelConfig& kc, const HeuristicQuery& q) {
 long cta_slots(const KernelConfig& kc, const HeuristicQuery& q) {
     return long(q.num_cu) * sm90_ctas_per_sm(kc);
 }
+// Whether `ctas` CTAs fill more than half of `slots` CTA slots in one wave (the A pre-pass tiles' and the
+// wgmma decode tiles' rules below; `ctas` may be weighed, hence a double).
+bool fills_half_in_one_wave(double ctas, long slots) {
+    return 2 * ctas > double(slots) && ctas <= double(slots);
+}
 
 // The time model of a kernel that carries one (KernelConfig::cost_wave_k, fitted to measured times,
 // docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K.
@@ -145,8 +150,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             if (!offered(c) || c.abi != KernelAbi::Sm90pa1 || c.tile_m != o.tile_m || c.tile_n >= o.tile_n ||
                 c.cost_wave_k <= 0)
                 continue;
-            const long tiles = tiles_of(c, q), slots = cta_slots(c, q);
-            if (2 * tiles > slots && tiles <= slots) return true;
+            if (fills_half_in_one_wave(double(tiles_of(c, q)), cta_slots(c, q))) return true;
         }
         return false;
     };
@@ -435,9 +439,8 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // against 52.4) or fill half or less (64 x 1024 x 4096) they lose.
     if (ours && h.index >= 0 && q.log2_k_split == 0 && q.num_cu > 0 && q.m > 32 && q.m <= 64) {
         const KernelConfig& pick = m.kernels[size_t(h.index)];
-        const long pick_tiles = tiles_of(pick, q), pick_slots = cta_slots(pick, q);
         const bool pick_fills = pick.abi == KernelAbi::Sm90pa1 && pick.accum == Accum::Promoted &&
-                                2 * pick_tiles > pick_slots && pick_tiles <= pick_slots;
+                                fills_half_in_one_wave(double(tiles_of(pick, q)), cta_slots(pick, q));
         const long rows = (q.m + 7) / 8 * 8;
         int best = -1, best_l = 0;
         double best_ctas = 0;
@@ -450,8 +453,7 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
             if (kc.split_k && l == 0) continue;  // unsplit, the split twin is its unsplit twin
             const double ctas =
                 double(rows) / kc.tile_m * double((q.n + kc.tile_n - 1) / kc.tile_n) * (1 << l);
-            const long slots = cta_slots(kc, q);
-            if (!(2 * ctas > double(slots) && ctas <= double(slots))) continue;
+            if (!fills_half_in_one_wave(ctas, cta_slots(kc, q))) continue;
             const KernelConfig* b = best >= 0 ? &m.kernels[size_t(best)] : nullptr;
             // Most CTAs; on a tie the taller tile (it streams each weight byte to fewer row tiles), then
             // priority.

@@ -76,17 +76,23 @@ Manifest with_abi(Manifest m, KernelAbi abi) {
 }
 
 // The launches of one GEMM (64 x 1024 x 4096, `log2_k_split`) with `pdl` asked.
+// Operand addresses for a RecordingDevice launch (never dereferenced).
+DevicePointers fake_pointers() {
+    DevicePointers ptr;
+    ptr.a = 0x100;
+    ptr.scale_a = 0x200;
+    ptr.b = 0x300;
+    ptr.d = 0x400;
+    return ptr;
+}
+
 std::vector<Launch> launches(const Manifest& m, bool declares, bool pdl, int log2_k_split = 0,
                              int* memsets = nullptr) {
     RecordingDevice dev(declares);
     Launcher l(dev, m);
     const KernelConfig& kc = m.kernels.at(0);
     const LaunchPlan plan = make_launch_plan(kc, 64, 1024, 4096, log2_k_split, false);
-    DevicePointers ptr;
-    ptr.a = 0x100;
-    ptr.scale_a = 0x200;
-    ptr.b = 0x300;
-    ptr.d = 0x400;
+    const DevicePointers ptr = fake_pointers();
     l.launch(0, plan, ptr, 64, 1024, 4096, 1.f, 0.f, pdl);
     l.launch(0, plan, ptr, 64, 1024, 4096, 1.f, 0.f, pdl);  // the flag is read once, at load
     EXPECT_EQ(dev.asked_, std::vector<std::string>{F4GEMM_PDL_SYMBOL});
@@ -203,7 +209,7 @@ TEST(LaunchOverlap, Sm90pp2LaunchesItsConverterAndGemmEarlyAlways) {
 
 // An sm90v1 split counts its tiles in the launcher's counter buffer, zeroed once when it is allocated (the
 // tiles' last CTAs reset their counters): no memset per launch, so the split launches early too (PERF.md
-// entry 55). A plan with more tiles than the buffer holds counts in its workspace, zeroed before each launch,
+// entry 56). A plan with more tiles than the buffer holds counts in its workspace, zeroed before each launch,
 // and that memset makes the kernel plain.
 TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
     const Manifest m = one_kernel(1);
@@ -222,11 +228,7 @@ TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
     Launcher big(dev, m);
     const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1088, 524288, 4096, 1, false);
     ASSERT_GT(plan.counter_slots, Launcher::kCounterSlots);
-    DevicePointers ptr;
-    ptr.a = 0x100;
-    ptr.scale_a = 0x200;
-    ptr.b = 0x300;
-    ptr.d = 0x400;
+    const DevicePointers ptr = fake_pointers();
     big.launch(0, plan, ptr, 1088, 524288, 4096, 1.f, 0.f, true);
     EXPECT_EQ(dev.memsets_, 1);  // the workspace (partials and counters), before the launch
     ASSERT_EQ(dev.launches_.size(), 1u);
