@@ -90,7 +90,10 @@
 //   PIPE     promoted schedule only. 0: the B fragment of k32 step j + 1 is converted while step j's wgmmas
 //            run (the wgmma issue waits on each conversion). 1: the four fragments of the next 128-K chain
 //            are converted while the whole current chain runs (a second set of fragment registers), so a
-//            chain's wgmmas issue back to back (PERF.md entry 33).
+//            chain's wgmmas issue back to back (PERF.md entry 33). 2 (PARTS 2, K_STAGE 128): as 1, and the
+//            two parts pipelined over pairs of chains: each part's 4-wgmma chain is its own commit group,
+//            part 0 is promoted while part 1 still runs and the pair's next part 0 is issued before part 1 is
+//            promoted; the queue drains once per pair instead of once per chain (PERF.md entry 58).
 #ifndef F4GEMM_PIPE
 #define F4GEMM_PIPE 0
 #endif
@@ -105,8 +108,12 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr bool kRFrag = F4GEMM_R_BITPLANE == 2;  // B = the W body: bit-plane words in the frag16s layout
 constexpr bool kAPreS = F4GEMM_A_PREPASS != 0;   // the A image is the S operand (pab_*): WG0 converts nothing
 constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (128-K chains)
-constexpr bool kPipe = F4GEMM_PIPE != 0;  // promoted: the next chain's fragments converted a chain ahead
-static_assert(!kPipe || kPromote, "PIPE is a schedule of the promoted mode");
+constexpr bool kPipe = F4GEMM_PIPE == 1;   // promoted: the next chain's fragments converted a chain ahead
+constexpr bool kPipe2 = F4GEMM_PIPE == 2;  // ... and the two parts' chains pipelined
+static_assert(F4GEMM_PIPE >= 0 && F4GEMM_PIPE <= 2, "PIPE: 0, 1 or 2");
+static_assert(!(kPipe || kPipe2) || kPromote, "PIPE is a schedule of the promoted mode");
+static_assert(!kPipe2 || (F4GEMM_PARTS == 2 && F4GEMM_K_STAGE == 128),
+              "PIPE 2: two parts, one 128-K chain per stage");
 static_assert(!kPromote || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE % 128 == 0),
               "the promoted schedule: B from W (its scales fold into the fragments), the rotating schedule's "
               "per-step fragments, 128-K chains");
@@ -606,7 +613,93 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
     };
 
-    if constexpr (kPromote && kPipe) {
+    if constexpr (kPromote && kPipe2) {
+        // Promoted, converted a chain ahead, parts pipelined (PIPE 2; one 128-K chain per stage). Chain q's
+        // part pp is one commit group of 4 chained wgmmas into fp[pp]. Per pair of chains (q, q + 1),
+        // straight-line code:
+        //   issue P0(q), P1(q) | convert q + 1 | wait P0(q), FADD part 0 | issue P0(q + 1) | wait P1(q),
+        //   FADD part 1 | issue P1(q + 1) | convert q + 2 | wait P0(q + 1), FADD part 0 | wait P1(q + 1),
+        //   FADD part 1
+        // so inside the pair one group of this warpgroup is queued behind the one that runs while it promotes
+        // (PIPE 1 drains its queue and then adds, every chain). The pair drains at its end: no wgmma is in
+        // flight across the loop's back edge and none is issued under a run-time condition (else ptxas
+        // serialises every wgmma, C7514; seen with the pipeline carried across the back edge). Each
+        // accumulator's chain is the same sequence of wgmmas as in PIPE 1; only the two independent parts
+        // interleave differently, so the results are identical. nq = nks is even (W pads K to 256).
+        float fp[kParts][kPartRegs];
+        uint32_t ap[2][4][4];
+        using WgmmaP = WgmmaE5m2<kPartN>;
+        using WgmmaPAcc = WgmmaE5m2Acc<kPartN>;
+        static_assert(WgmmaP::kRegs == kPartRegs, "part accumulator size");
+        const int nq = nks;
+        if (nq & 1) __trap();  // unreachable: see above
+        auto issue_part = [&](int slot, auto pc, const uint32_t(&frag)[4][4]) {
+            constexpr int pp = decltype(pc)::value;
+            wgmma_fence();
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+                const uint64_t desc = s_desc(slot, jj, pp);
+                if (jj == 0)
+                    WgmmaP::mma(fp[pp], frag[jj], desc);
+                else
+                    WgmmaPAcc::mma(fp[pp], frag[jj], desc);
+            }
+            wgmma_commit();
+        };
+        auto promote_part = [&](auto pc) {
+            constexpr int pp = decltype(pc)::value;
+#pragma unroll
+            for (int i = 0; i < kPartRegs; ++i) {
+                fence_reg(fp[pp][i]);
+                acc[pp * kPartRegs + i] += fp[pp][i];
+            }
+        };
+        auto keep = [&](uint32_t(&frag)[4][4]) {  // read by a wgmma group until its wait
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) fence_reg(frag[jj][i]);
+        };
+        constexpr auto P0 = std::integral_constant<int, 0>{};
+        constexpr auto P1 = std::integral_constant<int, 1>{};
+        if (nq > 0) {
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) prep_to(0, jj, ap[0][jj]);
+        }
+        int slot = 0;  // chain q's ring slot and its parity
+        uint32_t phase = 0;
+#pragma unroll 1
+        for (int q = 0; q < nq; q += 2) {
+            const int slot1 = slot + 1 == kStages ? 0 : slot + 1;
+            const uint32_t phase1 = slot1 == 0 ? phase ^ 1u : phase;
+            mbar_wait(&bar_s8_full[slot], phase);
+            issue_part(slot, P0, ap[0]);
+            issue_part(slot, P1, ap[0]);
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) prep_to(q + 1, jj, ap[1][jj]);
+            wgmma_wait<1>();  // P0(q) complete
+            promote_part(P0);
+            mbar_wait(&bar_s8_full[slot1], phase1);
+            issue_part(slot1, P0, ap[1]);
+            wgmma_wait<1>();  // P1(q) complete
+            keep(ap[0]);
+            promote_part(P1);
+            mbar_arrive(&bar_s8_empty[slot]);
+            issue_part(slot1, P1, ap[1]);
+            if (q + 2 < nq) {
+#pragma unroll
+                for (int jj = 0; jj < 4; ++jj) prep_to(q + 2, jj, ap[0][jj]);
+            }
+            wgmma_wait<1>();  // P0(q + 1) complete
+            promote_part(P0);
+            wgmma_wait<0>();  // P1(q + 1) complete
+            keep(ap[1]);
+            promote_part(P1);
+            mbar_arrive(&bar_s8_empty[slot1]);
+            slot = slot1 + 1 == kStages ? 0 : slot1 + 1;
+            phase = slot == 0 ? phase1 ^ 1u : phase1;
+        }
+    } else if constexpr (kPromote && kPipe) {
         // Promoted, converted a chain ahead: chain q (stage q / kChains, 128-K chain q % kChains) issues its
         // 4 * kParts wgmmas back to back from fragments converted during chain q - 1, then converts chain
         // q + 1's fragments while they run, drains, and adds. No wgmma is in flight across the loop's back
