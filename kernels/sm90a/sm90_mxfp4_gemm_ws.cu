@@ -97,6 +97,15 @@
 #ifndef F4GEMM_PIPE
 #define F4GEMM_PIPE 0
 #endif
+//   B_WG0    A_PREPASS with B from W only. 0: each consumer warp issues its own 16-row group's bulk copy per
+//            stage (kStages - 1 ahead, on its own stage barrier). 1: WG0's copy thread, which already issues
+//            the A image per stage, issues the tile's B groups too, on the same stage barrier, once the
+//            consumers released the slot: the consumers' per-stage copy issue (the elected lane, its
+//            addresses in uniform registers, the slot arithmetic) and their second barrier go (PERF.md
+//            entry 58: 12% of pab_128x128_p's loop samples were that issue).
+#ifndef F4GEMM_B_WG0
+#define F4GEMM_B_WG0 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -110,6 +119,7 @@ constexpr bool kAPreS = F4GEMM_A_PREPASS != 0;   // the A image is the S operand
 constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (128-K chains)
 constexpr bool kPipe = F4GEMM_PIPE == 1;   // promoted: the next chain's fragments converted a chain ahead
 constexpr bool kPipe2 = F4GEMM_PIPE == 2;  // ... and the two parts' chains pipelined
+constexpr bool kBWG0 = F4GEMM_B_WG0 != 0;  // A_PREPASS: WG0 copies B beside the A image
 static_assert(F4GEMM_PIPE >= 0 && F4GEMM_PIPE <= 2, "PIPE: 0, 1 or 2");
 static_assert(!(kPipe || kPipe2) || kPromote, "PIPE is a schedule of the promoted mode");
 static_assert(!kPipe2 || (F4GEMM_PARTS == 2 && F4GEMM_K_STAGE == 128),
@@ -203,6 +213,8 @@ constexpr int kOffMisc = kOffNanS + BLOCK_S * 4;                       // wide f
 constexpr int kSmemBytes = kOffMisc + 16 + 1024;                       // +1024: base alignment slack
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage");
+static_assert(!kBWG0 || (kAPreS && kRFrag), "B_WG0: the A image from the pre-pass, B from W");
+constexpr int kBGroups = BLOCK_R / 16;  // B_WG0: the tile's 16-row groups, one bulk copy each per stage
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 
@@ -347,9 +359,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                    : nullptr;
     auto produce_a8 = [&](int s) {
         const int slot = s % kStages;
-        mbar_arrive_expect_tx(&bar_s8_full[slot], kA8Bytes);
+        mbar_arrive_expect_tx(&bar_s8_full[slot], kA8Bytes + (kBWG0 ? kBGroups * kFragGroupBytes : 0));
         bulk_copy_g2s(smem + kOffS8 + slot * kS8Bytes, a8_src + (size_t)s * kA8Bytes, kA8Bytes,
                       &bar_s8_full[slot]);
+        if constexpr (kBWG0) {  // the tile's B groups of stage s, in the consumers' slot layout
+            const uint8_t* src = gR + (long)(r0 / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
+                                 (long)(kb0 / 4 + s * kChunksPerStage) * F4GEMM_FRAG16S_CHUNK;
+            uint8_t* dst = smem + kOffRawR + slot * kRawRBytes;
+#pragma unroll 1
+            for (int gi = 0; gi < kBGroups; ++gi)
+                bulk_copy_g2s(dst + gi * kFragGroupBytes, src + gi * frag_grp, kFragGroupBytes,
+                              &bar_s8_full[slot]);
+        }
     };
 
     // -----------------------------------------------------------------------------------------
@@ -388,8 +409,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
         }
     } else if (kRFrag) {
+        if constexpr (!kBWG0) {
 #pragma unroll 1
-        for (int s = 0; s < kStages - 1; ++s) produce_r(s);
+            for (int s = 0; s < kStages - 1; ++s) produce_r(s);
+        }
         // R rows: reference, NaN and wide flags from the group header's summary words (largest and smallest
         // exponent over the row's whole K, NaN and non-NaN presence; the rule of finish_row, frag16s.h). Rows
         // N .. Np-1 of W exist (zero data, scale 0x7F) but are never stored: read as "no exponent" (ref 127).
@@ -426,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         // No copy may land in the staging area exact_tile reuses: every copy the prologue issued is waited
         // for (the consumers' cp.async groups or W chunk barriers, WG0's cp.async rows or A image copies).
         cp_async_wait<0>();
-        if (kRFrag && warp >= 4)
+        if (kRFrag && !kBWG0 && warp >= 4)
             for (int s = 0; s < kStages - 1 && s < nks; ++s) mbar_wait(&wbar[s], 0);
         if (warp < 4 && !kAPreS)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
@@ -537,9 +560,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     auto prep_to = [&](int s, int j, uint32_t(&af)[4]) {
         const int slot = s % kStages;
         if (kRFrag && j == 0) {
-            mbar_wait(&wbar[slot], (s / kStages) & 1);  // this warp's chunks of stage s landed
-            __syncwarp();  // every lane's reads of the slot refilled below (stage s - 1) are done
-            produce_r(s + kStages - 1);
+            if constexpr (kBWG0) {
+                mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);  // stage s (A image and B) landed
+            } else {
+                mbar_wait(&wbar[slot], (s / kStages) & 1);  // this warp's chunks of stage s landed
+                __syncwarp();  // every lane's reads of the slot refilled below (stage s - 1) are done
+                produce_r(s + kStages - 1);
+            }
             // scale words of rows g and g + 8: 4 blocks per chunk, after the chunk's 1024 bytes of words
             const uint8_t* grp = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes + 1024;
             const uint32_t w00 = *reinterpret_cast<const uint32_t*>(grp + g * 4);
@@ -672,14 +699,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         for (int q = 0; q < nq; q += 2) {
             const int slot1 = slot + 1 == kStages ? 0 : slot + 1;
             const uint32_t phase1 = slot1 == 0 ? phase ^ 1u : phase;
-            mbar_wait(&bar_s8_full[slot], phase);
+            if constexpr (!kBWG0) mbar_wait(&bar_s8_full[slot], phase);  // B_WG0: waited in prep_to
             issue_part(slot, P0, ap[0]);
             issue_part(slot, P1, ap[0]);
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) prep_to(q + 1, jj, ap[1][jj]);
             wgmma_wait<1>();  // P0(q) complete
             promote_part(P0);
-            mbar_wait(&bar_s8_full[slot1], phase1);
+            if constexpr (!kBWG0) mbar_wait(&bar_s8_full[slot1], phase1);
             issue_part(slot1, P0, ap[1]);
             wgmma_wait<1>();  // P1(q) complete
             keep(ap[0]);
