@@ -96,19 +96,24 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
 
 def test_the_grid_table_is_its_logs(script, tmp_path):
     """tests/data/grid_measured.csv likewise: its header's command over the logs in docs/results, the lab name of
-    cv_128x80_p renamed to the shipped one."""
+    cv_128x80_p and of session 24's pab_128x128 renamed to the shipped ones."""
     root = os.path.join(os.path.dirname(_SCRIPT), "..")
     res = os.path.join(root, "docs", "results")
     out = tmp_path / "g.csv"
     assert script.main([os.path.join(res, "2026-12-01b", "tune_all5.log"),
                         os.path.join(res, "2026-12-01e", "tune_pab128p.log"),
                         os.path.join(res, "2026-12-01g", "tune6.log"),
-                        "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin",
+                        os.path.join(res, "2026-12-02c", "call5", "t_e128_1.log"),
+                        os.path.join(res, "2026-12-02c", "call5", "t_p128_1.log"),
+                        "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b",
                         "--rename", "f4gemm_sm90a_cv_128x80_p_c2.cubin=f4gemm_sm90a_cv_128x80_p.cubin",
+                        "--rename", "f4gemm_sm90a_pab_128x128_b.cubin=f4gemm_sm90a_pab_128x128.cubin",
                         "-o", str(out)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "grid_measured.csv"))
     assert table == _rows(out)
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,46.5,0" in table
+    # session 24's pab_128x128 (B_WG0 1, timed as pab_128x128_b) replaced its older row of the same cell
+    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,116.52,0" in table
 
 
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):
