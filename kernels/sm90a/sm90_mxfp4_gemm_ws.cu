@@ -102,7 +102,10 @@
 //            the A image per stage, issues the tile's B groups too, on the same stage barrier, once the
 //            consumers released the slot: the consumers' per-stage copy issue (the elected lane, its
 //            addresses in uniform registers, the slot arithmetic) and their second barrier go (PERF.md
-//            entry 58: 12% of pab_128x128_p's loop samples were that issue).
+//            entry 58: 12% of pab_128x128_p's loop samples were that issue). 2: as 1, but B has barriers of
+//            its own, filled by a second WG0 thread as soon as every consumer warp has read the slot (the
+//            consumers convert a chain ahead of its wgmmas, so B must not wait for the A image's release);
+//            lab, PERF.md entry 58.
 #ifndef F4GEMM_B_WG0
 #define F4GEMM_B_WG0 0
 #endif
@@ -120,6 +123,8 @@ constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (
 constexpr bool kPipe = F4GEMM_PIPE == 1;   // promoted: the next chain's fragments converted a chain ahead
 constexpr bool kPipe2 = F4GEMM_PIPE == 2;  // ... and the two parts' chains pipelined
 constexpr bool kBWG0 = F4GEMM_B_WG0 != 0;  // A_PREPASS: WG0 copies B beside the A image
+constexpr bool kBSep = F4GEMM_B_WG0 == 2;  // ... on barriers of its own (full, empty), by a second thread
+static_assert(F4GEMM_B_WG0 >= 0 && F4GEMM_B_WG0 <= 2, "B_WG0: 0, 1 or 2");
 static_assert(F4GEMM_PIPE >= 0 && F4GEMM_PIPE <= 2, "PIPE: 0, 1 or 2");
 static_assert(!(kPipe || kPipe2) || kPromote, "PIPE is a schedule of the promoted mode");
 static_assert(!kPipe2 || (F4GEMM_PARTS == 2 && F4GEMM_K_STAGE == 128),
@@ -214,6 +219,8 @@ constexpr int kSmemBytes = kOffMisc + 16 + 1024;                       // +1024:
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage");
 static_assert(!kBWG0 || (kAPreS && kRFrag), "B_WG0: the A image from the pre-pass, B from W");
+static_assert(!kBSep || kWarpBars >= 2,
+              "B_WG0 2: B's full and empty barriers take two of the warp barrier rows");
 constexpr int kBGroups = BLOCK_R / 16;  // B_WG0: the tile's 16-row groups, one bulk copy each per stage
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
@@ -291,7 +298,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             mbar_init(&bar_s8_full[i], kAPreS ? 1 : kConvThreads);  // kAPreS: one expect_tx arrival
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
         }
-        for (int i = 0; i < kWarpBars * kStages; ++i) mbar_init(&bar_r_full[i], 1);  // one expect_tx arrival
+        for (int i = 0; i < kWarpBars * kStages;
+             ++i)  // one expect_tx arrival (B_WG0 2's empty: one per warp)
+            mbar_init(&bar_r_full[i], kBSep && i >= kStages && i < 2 * kStages ? 4 * kConsumers : 1);
         *s_wide = 0;
         fence_barrier_init();
     }
@@ -324,8 +333,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                            (long)(kb0 / 4) * F4GEMM_FRAG16S_CHUNK
                                      : nullptr;
     uint64_t* wbar = bar_r_full + (warp >= 4 ? (warp - 4) * kStages : 0);
-    auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s
-        if constexpr (kRFrag) {    // one bulk copy per 128-K chunk, completion on the warp's stage barrier
+    uint64_t* bar_b_full = bar_r_full;             // B_WG0 2: the tile's B of a stage landed
+    uint64_t* bar_b_empty = bar_r_full + kStages;  // B_WG0 2: every consumer warp read the stage's B
+    auto produce_r = [&](int s) {                  // consumer warps: this warp's 16 R rows of stage s
+        if constexpr (kRFrag) {  // one bulk copy per 128-K chunk, completion on the warp's stage barrier
             if (s < nks && lane == 0) {
                 const int slot = s % kStages;
                 uint8_t* dst = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes;
@@ -359,10 +370,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                    : nullptr;
     auto produce_a8 = [&](int s) {
         const int slot = s % kStages;
-        mbar_arrive_expect_tx(&bar_s8_full[slot], kA8Bytes + (kBWG0 ? kBGroups * kFragGroupBytes : 0));
+        mbar_arrive_expect_tx(&bar_s8_full[slot],
+                              kA8Bytes + (kBWG0 && !kBSep ? kBGroups * kFragGroupBytes : 0));
         bulk_copy_g2s(smem + kOffS8 + slot * kS8Bytes, a8_src + (size_t)s * kA8Bytes, kA8Bytes,
                       &bar_s8_full[slot]);
-        if constexpr (kBWG0) {  // the tile's B groups of stage s, in the consumers' slot layout
+        if constexpr (kBWG0 && !kBSep) {  // the tile's B groups of stage s, in the consumers' slot layout
             const uint8_t* src = gR + (long)(r0 / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
                                  (long)(kb0 / 4 + s * kChunksPerStage) * F4GEMM_FRAG16S_CHUNK;
             uint8_t* dst = smem + kOffRawR + slot * kRawRBytes;
@@ -371,6 +383,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 bulk_copy_g2s(dst + gi * kFragGroupBytes, src + gi * frag_grp, kFragGroupBytes,
                               &bar_s8_full[slot]);
         }
+    };
+    auto produce_b = [&](int s) {  // B_WG0 2: the tile's B groups of stage s on B's own barrier
+        const int slot = s % kStages;
+        mbar_arrive_expect_tx(&bar_b_full[slot], kBGroups * kFragGroupBytes);
+        const uint8_t* src = gR + (long)(r0 / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
+                             (long)(kb0 / 4 + s * kChunksPerStage) * F4GEMM_FRAG16S_CHUNK;
+        uint8_t* dst = smem + kOffRawR + slot * kRawRBytes;
+#pragma unroll 1
+        for (int gi = 0; gi < kBGroups; ++gi)
+            bulk_copy_g2s(dst + gi * kFragGroupBytes, src + gi * frag_grp, kFragGroupBytes,
+                          &bar_b_full[slot]);
     };
 
     // -----------------------------------------------------------------------------------------
@@ -382,6 +405,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (kAPreS && warp < 4) {
         if (tid == 0)
             for (int s = 0; s < prologue_s; ++s) produce_a8(s);
+        if (kBSep && tid == 32)
+            for (int s = 0; s < prologue_s; ++s) produce_b(s);
         // S rows (A): reference, NaN and wide flags from the pre-pass's row words.
         const uint32_t* rows = reinterpret_cast<const uint32_t*>(
             reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
@@ -455,6 +480,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
         if (kAPreS && tid == 0)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_s8_full[s], 0);
+        if (kBSep && tid == 32)
+            for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_b_full[s], 0);
         __syncthreads();
         exact_tile<kThreads, kRFrag ? kExactBFrag16S : kExactBPlain>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1,
                                                                      smem, tid);
@@ -472,6 +499,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             for (int s = prologue_s; s < nks; ++s) {
                 mbar_wait(&bar_s8_empty[s % kStages], ((s / kStages) & 1) ^ 1);
                 produce_a8(s);
+            }
+        }
+        if (kBSep && tid == 32) {
+#pragma unroll 1
+            for (int s = prologue_s; s < nks; ++s) {
+                mbar_wait(&bar_b_empty[s % kStages], ((s / kStages) & 1) ^ 1);
+                produce_b(s);
             }
         }
         return;
@@ -560,7 +594,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     auto prep_to = [&](int s, int j, uint32_t(&af)[4]) {
         const int slot = s % kStages;
         if (kRFrag && j == 0) {
-            if constexpr (kBWG0) {
+            if constexpr (kBSep) {
+                mbar_wait(&bar_b_full[slot], (s / kStages) & 1);  // stage s's B landed
+            } else if constexpr (kBWG0) {
                 mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);  // stage s (A image and B) landed
             } else {
                 mbar_wait(&wbar[slot], (s / kStages) & 1);  // this warp's chunks of stage s landed
@@ -598,6 +634,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                (j / 4) * F4GEMM_FRAG16S_CHUNK + (j % 4) * 128 + lane * 4;
             x0 = *reinterpret_cast<const uint32_t*>(q);
             x1 = *reinterpret_cast<const uint32_t*>(q + 512);
+            if (kBSep && j == kSteps - 1) {  // the warp's last reads of stage s's B: WG0 may refill the slot
+                __syncwarp();
+                if (lane == 0) mbar_arrive(&bar_b_empty[slot]);
+            }
         } else {
             const uint8_t* raw = smem + kOffRawR + slot * kRawRBytes + j * 16 + t * 4;
             x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
@@ -699,14 +739,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         for (int q = 0; q < nq; q += 2) {
             const int slot1 = slot + 1 == kStages ? 0 : slot + 1;
             const uint32_t phase1 = slot1 == 0 ? phase ^ 1u : phase;
-            if constexpr (!kBWG0) mbar_wait(&bar_s8_full[slot], phase);  // B_WG0: waited in prep_to
+            if constexpr (!kBWG0 || kBSep) mbar_wait(&bar_s8_full[slot], phase);  // B_WG0 1: in prep_to
             issue_part(slot, P0, ap[0]);
             issue_part(slot, P1, ap[0]);
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) prep_to(q + 1, jj, ap[1][jj]);
             wgmma_wait<1>();  // P0(q) complete
             promote_part(P0);
-            if constexpr (!kBWG0) mbar_wait(&bar_s8_full[slot1], phase1);
+            if constexpr (!kBWG0 || kBSep) mbar_wait(&bar_s8_full[slot1], phase1);
             issue_part(slot1, P0, ap[1]);
             wgmma_wait<1>();  // P1(q) complete
             keep(ap[0]);
