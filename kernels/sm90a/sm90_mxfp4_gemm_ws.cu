@@ -298,8 +298,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             mbar_init(&bar_s8_full[i], kAPreS ? 1 : kConvThreads);  // kAPreS: one expect_tx arrival
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
         }
-        for (int i = 0; i < kWarpBars * kStages;
-             ++i)  // one expect_tx arrival (B_WG0 2's empty: one per warp)
+        // one expect_tx arrival each (B_WG0 2's empty barriers: one arrival per consumer warp)
+        for (int i = 0; i < kWarpBars * kStages; ++i)
             mbar_init(&bar_r_full[i], kBSep && i >= kStages && i < 2 * kStages ? 4 * kConsumers : 1);
         *s_wide = 0;
         fence_barrier_init();
@@ -368,32 +368,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const uint8_t* a8_src = kAPreS ? reinterpret_cast<const uint8_t*>(args.ptr_workspace) +
                                          (size_t)tm * TILE_M * p.K + (size_t)(kb0 / kSteps) * kA8Bytes
                                    : nullptr;
+    // B_WG0: the tile's B groups of stage s into the consumers' slot layout, completing on `bar`
+    auto copy_b = [&](int s, uint64_t* bar) {
+        const uint8_t* src = gR + (long)(r0 / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
+                             (long)(kb0 / 4 + s * kChunksPerStage) * F4GEMM_FRAG16S_CHUNK;
+        uint8_t* dst = smem + kOffRawR + (s % kStages) * kRawRBytes;
+#pragma unroll 1
+        for (int gi = 0; gi < kBGroups; ++gi)
+            bulk_copy_g2s(dst + gi * kFragGroupBytes, src + gi * frag_grp, kFragGroupBytes, bar);
+    };
     auto produce_a8 = [&](int s) {
         const int slot = s % kStages;
         mbar_arrive_expect_tx(&bar_s8_full[slot],
                               kA8Bytes + (kBWG0 && !kBSep ? kBGroups * kFragGroupBytes : 0));
         bulk_copy_g2s(smem + kOffS8 + slot * kS8Bytes, a8_src + (size_t)s * kA8Bytes, kA8Bytes,
                       &bar_s8_full[slot]);
-        if constexpr (kBWG0 && !kBSep) {  // the tile's B groups of stage s, in the consumers' slot layout
-            const uint8_t* src = gR + (long)(r0 / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
-                                 (long)(kb0 / 4 + s * kChunksPerStage) * F4GEMM_FRAG16S_CHUNK;
-            uint8_t* dst = smem + kOffRawR + slot * kRawRBytes;
-#pragma unroll 1
-            for (int gi = 0; gi < kBGroups; ++gi)
-                bulk_copy_g2s(dst + gi * kFragGroupBytes, src + gi * frag_grp, kFragGroupBytes,
-                              &bar_s8_full[slot]);
-        }
+        if constexpr (kBWG0 && !kBSep) copy_b(s, &bar_s8_full[slot]);  // B_WG0 1: on the A image's barrier
     };
-    auto produce_b = [&](int s) {  // B_WG0 2: the tile's B groups of stage s on B's own barrier
-        const int slot = s % kStages;
-        mbar_arrive_expect_tx(&bar_b_full[slot], kBGroups * kFragGroupBytes);
-        const uint8_t* src = gR + (long)(r0 / 16) * frag_grp + F4GEMM_FRAG16S_HEAD +
-                             (long)(kb0 / 4 + s * kChunksPerStage) * F4GEMM_FRAG16S_CHUNK;
-        uint8_t* dst = smem + kOffRawR + slot * kRawRBytes;
-#pragma unroll 1
-        for (int gi = 0; gi < kBGroups; ++gi)
-            bulk_copy_g2s(dst + gi * kFragGroupBytes, src + gi * frag_grp, kFragGroupBytes,
-                          &bar_b_full[slot]);
+    auto produce_b = [&](int s) {  // B_WG0 2: on B's own barrier
+        mbar_arrive_expect_tx(&bar_b_full[s % kStages], kBGroups * kFragGroupBytes);
+        copy_b(s, &bar_b_full[s % kStages]);
     };
 
     // -----------------------------------------------------------------------------------------
