@@ -7,7 +7,10 @@ On the GPU machine:
   ncu --section SourceCounters --section WarpStateStats -k regex:^NAME$ --launch-skip 1 --launch-count 1 -o rep \\
       build/cli/f4gemm --kernel NAME.cubin -m M -n N -k K --iters 2 --no-verify
   ncu --import rep.ncu-rep --page source --csv --print-source sass > src.csv
-Here: scripts/ncu_mix.py src.csv [--steps S --sms 132]   (S: k32 steps per CTA, for "warp instructions per step and SM")
+Here: scripts/ncu_mix.py src.csv [--steps S --sms 132] [--range START:END] [--top N]
+  S: k32 steps per CTA, for "warp instructions per step and SM"; --range: only the instructions at byte offsets START
+  .. END (hex, both included, counted from the kernel's first instruction), e.g. a main loop read off
+  `cuobjdump -sass` (docs/PERF.md entry 58: pab_128x128_p's loop, --range 7490:9a60).
 """
 import argparse
 import collections
@@ -43,8 +46,33 @@ def read(path):
                 return int(float(r[col[h]] or 0))
             except (ValueError, KeyError):
                 return 0
+        try:
+            addr = int(r[col["Address"]], 16) if "Address" in col else len(out)
+        except ValueError:
+            addr = len(out)
         out.append((opcode(r[col["Source"]]), num("Instructions Executed"),
-                    num("Warp Stall Sampling (All Samples)"), {h: num(h) for h in reasons}))
+                    num("Warp Stall Sampling (All Samples)"), {h: num(h) for h in reasons}, addr))
+    if out and "Address" in col:  # offsets from the kernel's first instruction, as cuobjdump prints them
+        base = out[0][4]
+        out = [r[:4] + (r[4] - base,) for r in out]
+    return out
+
+
+def parse_range(text):
+    """'7490:9a60' -> (0x7490, 0x9a60): byte offsets, both included."""
+    try:
+        lo, hi = (int(x, 16) for x in text.split(":"))
+    except ValueError:
+        raise ValueError(f"--range {text!r}: pass START:END as hex byte offsets, e.g. 7490:9a60") from None
+    if lo > hi:
+        raise ValueError(f"--range {text!r}: START is past END; pass START:END with START <= END")
+    return lo, hi
+
+
+def in_range(rows, lo, hi):
+    out = [r for r in rows if lo <= r[4] <= hi]
+    if not out:
+        raise ValueError(f"--range {lo:x}:{hi:x}: no instruction there; read the offsets off cuobjdump -sass")
     return out
 
 
@@ -52,7 +80,7 @@ def summary(rows, steps=0, sms=132, top=20):
     inst = collections.Counter()
     samp = collections.Counter()
     why = collections.Counter()
-    for op, n, s, rs in rows:
+    for op, n, s, rs, *_ in rows:
         inst[op] += n
         samp[op] += s
         why.update(rs)
@@ -73,9 +101,14 @@ def main(argv=None):
     ap.add_argument("csv")
     ap.add_argument("--steps", type=int, default=0, help="k32 steps per CTA (K / 32), for the per-step count")
     ap.add_argument("--sms", type=int, default=132)
+    ap.add_argument("--range", dest="range_", metavar="START:END", help="hex byte offsets, both included")
+    ap.add_argument("--top", type=int, default=20, help="opcodes listed")
     a = ap.parse_args(argv)
     try:
-        print(summary(read(a.csv), a.steps, a.sms))
+        rows = read(a.csv)
+        if a.range_:
+            rows = in_range(rows, *parse_range(a.range_))
+        print(summary(rows, a.steps, a.sms, a.top))
     except (OSError, ValueError) as e:
         print(f"ncu_mix.py: {e}", file=sys.stderr)
         return 2
