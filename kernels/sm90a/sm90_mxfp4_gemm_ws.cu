@@ -658,20 +658,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     };
     auto prep = [&](int s, int j) { prep_to(s, j, a[j % kABufs]); };
-    // Promoted schedules, once a chain's wgmmas completed: its four fragments (frags[j0 .. j0 + 3]) are kept
-    // live up to here, then one FADD per accumulator register adds the chain's parts into the fp32 sums.
-    auto promote_chain = [&](auto& frags, int j0, auto& fp) {
+    // Promoted schedules, once a chain's wgmmas completed: keep_frags keeps its four fragments (frags[j0 ..
+    // j0 + 3]), read by those wgmmas until their wait, live up to here; promote_part adds part pp's fresh
+    // accumulator into the fp32 sums (one FADD per register); promote_chain does both for every part.
+    auto keep_frags = [&](auto& frags, int j0) {
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
             for (int i = 0; i < 4; ++i) fence_reg(frags[j0 + jj][i]);
+    };
+    auto promote_part = [&](auto& fp, int pp) {
 #pragma unroll
-        for (int pp = 0; pp < kParts; ++pp)
+        for (int i = 0; i < kPartRegs; ++i) {
+            fence_reg(fp[pp][i]);
+            acc[pp * kPartRegs + i] += fp[pp][i];
+        }
+    };
+    auto promote_chain = [&](auto& frags, int j0, auto& fp) {
+        keep_frags(frags, j0);
 #pragma unroll
-            for (int i = 0; i < kPartRegs; ++i) {
-                fence_reg(fp[pp][i]);
-                acc[pp * kPartRegs + i] += fp[pp][i];
-            }
+        for (int pp = 0; pp < kParts; ++pp) promote_part(fp, pp);
     };
 
     if constexpr (kPromote && kPipe2) {
@@ -707,20 +713,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
             wgmma_commit();
         };
-        auto promote_part = [&](auto pc) {
-            constexpr int pp = decltype(pc)::value;
-#pragma unroll
-            for (int i = 0; i < kPartRegs; ++i) {
-                fence_reg(fp[pp][i]);
-                acc[pp * kPartRegs + i] += fp[pp][i];
-            }
-        };
-        auto keep = [&](uint32_t(&frag)[4][4]) {  // read by a wgmma group until its wait
-#pragma unroll
-            for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) fence_reg(frag[jj][i]);
-        };
         constexpr auto P0 = std::integral_constant<int, 0>{};
         constexpr auto P1 = std::integral_constant<int, 1>{};
         if (nq > 0) {
@@ -739,12 +731,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) prep_to(q + 1, jj, ap[1][jj]);
             wgmma_wait<1>();  // P0(q) complete
-            promote_part(P0);
+            promote_part(fp, 0);
             if constexpr (!kBWG0 || kBSep) mbar_wait(&bar_s8_full[slot1], phase1);
             issue_part(slot1, P0, ap[1]);
             wgmma_wait<1>();  // P1(q) complete
-            keep(ap[0]);
-            promote_part(P1);
+            keep_frags(ap[0], 0);
+            promote_part(fp, 1);
             mbar_arrive(&bar_s8_empty[slot]);
             issue_part(slot1, P1, ap[1]);
             if (q + 2 < nq) {
@@ -752,10 +744,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 for (int jj = 0; jj < 4; ++jj) prep_to(q + 2, jj, ap[0][jj]);
             }
             wgmma_wait<1>();  // P0(q + 1) complete
-            promote_part(P0);
+            promote_part(fp, 0);
             wgmma_wait<0>();  // P1(q + 1) complete
-            keep(ap[1]);
-            promote_part(P1);
+            keep_frags(ap[1], 0);
+            promote_part(fp, 1);
             mbar_arrive(&bar_s8_empty[slot1]);
             slot = slot1 + 1 == kStages ? 0 : slot1 + 1;
             phase = slot == 0 ? phase1 ^ 1u : phase1;
