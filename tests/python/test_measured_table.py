@@ -86,7 +86,8 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-02b", "call2", "tune_m33_64.log"),
                         os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_1.log"),
                         os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_2.log"),
-                        os.path.join(res, "2026-12-02b", "call3", "tune_pab.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-02b", "call3", "tune_pab.log"),
+                        os.path.join(res, "2026-12-02d", "call1", "tune_m33_64.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
