@@ -58,8 +58,12 @@ int sm90_ctas_per_sm(const KernelConfig& kc);
 // of each (Mr = M rounded up to tile_M, Nr = N to tile_N); sm90pp2 (kc.abi) adds one uint32 ready counter per
 // B tile and 128-K stage (Nr / tile_N x K / 128).
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k);
-// sm90pa1 pre-pass workspace: the e5m2 image of A (Mr x K bytes), then one uint32 per row of A.
-size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k);
+// sm90pa1 pre-pass workspace: the e5m2 image of A (Mr x K bytes), then one uint32 per row of A; split in gdz
+// > 1 parts of K (a split-capable kernel: the A pre-pass tiles), sm90_workspace_bytes's partials and counters
+// follow from sm90pa_partials_offset, the image's size rounded up to 256 bytes (the kernels'
+// partials_after_a_image).
+size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int n, int k, int gdz = 1);
+size_t sm90pa_partials_offset(const KernelConfig& kc, int m, int k);
 // True for the ABIs with a <knl_name>_prepass launch before the GEMM (sm90pp1, sm90pa1).
 inline bool has_prepass(KernelAbi abi) {
     return abi == KernelAbi::Sm90pp1 || abi == KernelAbi::Sm90pa1 || abi == KernelAbi::Sm90pp2;

@@ -112,6 +112,16 @@ __device__ __forceinline__ Problem load_problem(const F4gemmSm90Args& a) {
     return p;
 }
 
+// sm90pa1 split-K (the A pre-pass tiles): the workspace holds the pre-pass's image of A first (Mr x K e5m2
+// bytes, then one uint32 word per row: sm90_a_prepass.cuh), the fp32 partials (and the tile counters, without
+// the launcher's counter buffer) from the next 256-byte boundary. The host's twin is sm90pa_partials_offset
+// (src/core/abi.cpp).
+__device__ __forceinline__ float* partials_after_a_image(const F4gemmSm90Args& a, int tile_m) {
+    const long mr = ((long)a.base.M + tile_m - 1) / tile_m * tile_m;
+    const long image = mr * (long)a.base.K + 4 * mr;
+    return reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(a.ptr_workspace) + (image + 255) / 256 * 256);
+}
+
 // K range of split z, in 32-element scale blocks: [kb0, kb1). Empty (kb0 == kb1) is legal.
 __device__ __forceinline__ void split_range(const Problem& p, int z, int& kb0, int& kb1) {
     long k0 = (long)z * p.k_per_split;
@@ -225,11 +235,13 @@ __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry
 // It takes the kernel's __grid_constant__ arguments, not the kernel's Problem: a reference to that local made
 // ptxas keep a copy of it on the stack in every thread from the kernel's start (136-144 bytes of stores
 // before the ring's first copies; PERF.md entry 57).
-template <int kTileM, int kTileN, int kThreads, typename Sync>
+// kAImage: an sm90pa1 kernel, whose partials follow the A image in the workspace (partials_after_a_image).
+template <int kTileM, int kTileN, int kThreads, bool kAImage = false, typename Sync>
 __device__ __noinline__ void splitk_finish(const F4gemmSm90Args& args, int tm, int tn, int tid, int* flag,
                                            Sync sync) {
     static_assert(kTileN % 4 == 0, "the finish sums four adjacent columns per thread");
-    const Problem p = load_problem(args);
+    Problem p = load_problem(args);
+    if constexpr (kAImage) p.ws = partials_after_a_image(args, kTileM);
     const SplitGeometry g = split_geometry(p, kTileM, kTileN);
     __threadfence();  // make this thread's partial stores visible device-wide
     sync();
@@ -247,24 +259,47 @@ __device__ __noinline__ void splitk_finish(const F4gemmSm90Args& args, int tm, i
     const int m0 = tm * kTileM, n0 = tn * kTileN, splits = p.splits, M = p.M, N = p.N;
     const long slab = (long)g.Mr * (long)g.Nr;
     constexpr int kQuads = kTileM * kTileN / 4;
-    for (int i = tid; i < kQuads; i += kThreads) {
-        const int m = m0 + i / (kTileN / 4), n = n0 + (i % (kTileN / 4)) * 4;
-        if (m >= M || n >= N) continue;
-        const float4* src = reinterpret_cast<const float4*>(partial_ptr(p, g, 0, m, n));
-        float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 4
-        for (int z = 0; z < splits; ++z) {
-            const float4 v = __ldcg(src + z * (slab / 4));
-            s.x += v.x;
-            s.y += v.y;
-            s.z += v.z;
-            s.w += v.w;
-        }
-        const float sum[4] = {s.x, s.y, s.z, s.w};
+    // kBatch quads per thread at once, two splits per round: 2 * kBatch 16-byte loads in flight before the
+    // first add (one quad at a time, ptxas kept each quad's loads behind the previous quad's D stores, which
+    // may alias).
+    constexpr int kBatch = 4;
+    for (int i0 = tid; i0 < kQuads; i0 += kThreads * kBatch) {
+        const float4* src[kBatch];
+        bool ok[kBatch];
+        float4 s[kBatch];
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (n + j < N)
-                p.D[(long)m * p.ldd + n + j] = __float2bfloat16_rn(epilogue_value(p, m, n + j, sum[j]));
+        for (int b = 0; b < kBatch; ++b) {
+            const int i = i0 + b * kThreads;
+            const int m = m0 + i / (kTileN / 4), n = n0 + (i % (kTileN / 4)) * 4;
+            ok[b] = i < kQuads && m < M && n < N;
+            src[b] = reinterpret_cast<const float4*>(partial_ptr(p, g, 0, ok[b] ? m : m0, ok[b] ? n : n0));
+            s[b] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll 2
+        for (int z = 0; z < splits; ++z) {
+            float4 v[kBatch];
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+                v[b] = ok[b] ? __ldcg(src[b] + z * (slab / 4)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b) {
+                s[b].x += v[b].x;
+                s[b].y += v[b].y;
+                s[b].z += v[b].z;
+                s[b].w += v[b].w;
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            if (!ok[b]) continue;
+            const int i = i0 + b * kThreads;
+            const int m = m0 + i / (kTileN / 4), n = n0 + (i % (kTileN / 4)) * 4;
+            const float sum[4] = {s[b].x, s[b].y, s[b].z, s[b].w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (n + j < N)
+                    p.D[(long)m * p.ldd + n + j] = __float2bfloat16_rn(epilogue_value(p, m, n + j, sum[j]));
+        }
     }
 }
 

@@ -73,7 +73,7 @@
 #ifndef F4GEMM_R_BITPLANE
 #define F4GEMM_R_BITPLANE 2
 #endif
-//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128, no split; pab_*): A is converted once by <name>_prepass into
+//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128; pab_*): A is converted once by <name>_prepass into
 //            the workspace as the SW128 shared-memory image the wgmma reads as its S operand (k order of
 //            the S side, perm below), so WG0 only issues one bulk copy per stage and converts nothing,
 //            and the consumers convert their own bit-plane B rows in registers (PERF.md 15, 18).
@@ -102,10 +102,9 @@
 //            the A image per stage, issues the tile's B groups too, on the same stage barrier, once the
 //            consumers released the slot: the consumers' per-stage copy issue (the elected lane, its
 //            addresses in uniform registers, the slot arithmetic) and their second barrier go (PERF.md
-//            entry 58: 12% of pab_128x128_p's loop samples were that issue). 2: as 1, but B has barriers of
-//            its own, filled by a second WG0 thread as soon as every consumer warp has read the slot (the
-//            consumers convert a chain ahead of its wgmmas, so B must not wait for the A image's release);
-//            lab, PERF.md entry 58.
+//            entry 58: 12% of pab_128x128_p's loop samples were that issue). A value 2 (B on barriers of its
+//            own, filled by a second WG0 thread once every consumer warp read the slot) measured 1.10-1.19x
+//            slower on the promoted tiles and was removed (PERF.md entry 59).
 #ifndef F4GEMM_B_WG0
 #define F4GEMM_B_WG0 0
 #endif
@@ -123,8 +122,7 @@ constexpr bool kPromote = F4GEMM_PROMOTE != 0;   // accumulation mode promoted (
 constexpr bool kPipe = F4GEMM_PIPE == 1;   // promoted: the next chain's fragments converted a chain ahead
 constexpr bool kPipe2 = F4GEMM_PIPE == 2;  // ... and the two parts' chains pipelined
 constexpr bool kBWG0 = F4GEMM_B_WG0 != 0;  // A_PREPASS: WG0 copies B beside the A image
-constexpr bool kBSep = F4GEMM_B_WG0 == 2;  // ... on barriers of its own (full, empty), by a second thread
-static_assert(F4GEMM_B_WG0 >= 0 && F4GEMM_B_WG0 <= 2, "B_WG0: 0, 1 or 2");
+static_assert(F4GEMM_B_WG0 >= 0 && F4GEMM_B_WG0 <= 1, "B_WG0: 0 or 1");
 static_assert(F4GEMM_PIPE >= 0 && F4GEMM_PIPE <= 2, "PIPE: 0, 1 or 2");
 static_assert(!(kPipe || kPipe2) || kPromote, "PIPE is a schedule of the promoted mode");
 static_assert(!kPipe2 || (F4GEMM_PARTS == 2 && F4GEMM_K_STAGE == 128),
@@ -219,8 +217,6 @@ constexpr int kSmemBytes = kOffMisc + 16 + 1024;                       // +1024:
 static_assert(kOffS8 % 1024 == 0 && kS8Bytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage");
 static_assert(!kBWG0 || (kAPreS && kRFrag), "B_WG0: the A image from the pre-pass, B from W");
-static_assert(!kBSep || kWarpBars >= 2,
-              "B_WG0 2: B's full and empty barriers take two of the warp barrier rows");
 constexpr int kBGroups = BLOCK_R / 16;  // B_WG0: the tile's 16-row groups, one bulk copy each per stage
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
@@ -237,8 +233,9 @@ using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::ty
 
 }  // namespace
 
-// Split-K: any num_splits, except with the A pre-pass (one image of A's whole K, sm90pa1).
-F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kAPreS ? 0 : 1,
+// Split-K: any num_splits. With the A pre-pass (sm90pa1) every split reads its K range of the one image of
+// A's whole K, and the partials follow the image in the workspace (partials_after_a_image).
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, 1,
                   kAPreS ? F4GEMM_ABI_SM90PA1 : F4GEMM_ABI_SM90V1, kRFrag ? F4GEMM_B_FRAG16S : F4GEMM_B_PLAIN,
                   kPromote ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
 
@@ -268,7 +265,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     int* s_last = s_wide + 1;
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const Problem p = load_problem(args);
+    const Problem p = [&] {
+        Problem q = load_problem(args);
+        if constexpr (kAPreS) q.ws = partials_after_a_image(args, TILE_M);  // split-K: after the A image
+        return q;
+    }();
     const SplitGeometry geo = split_geometry(p, TILE_M, TILE_N);
     const int tm = blockIdx.y, tn = blockIdx.x;
     const int m0 = tm * TILE_M, n0 = tn * TILE_N;
@@ -298,9 +299,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             mbar_init(&bar_s8_full[i], kAPreS ? 1 : kConvThreads);  // kAPreS: one expect_tx arrival
             mbar_init(&bar_s8_empty[i], kConsumerThreads);
         }
-        // one expect_tx arrival each (B_WG0 2's empty barriers: one arrival per consumer warp)
         for (int i = 0; i < kWarpBars * kStages; ++i)
-            mbar_init(&bar_r_full[i], kBSep && i >= kStages && i < 2 * kStages ? 4 * kConsumers : 1);
+            mbar_init(&bar_r_full[i], 1);  // one expect_tx arrival each
         *s_wide = 0;
         fence_barrier_init();
     }
@@ -333,10 +333,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                            (long)(kb0 / 4) * F4GEMM_FRAG16S_CHUNK
                                      : nullptr;
     uint64_t* wbar = bar_r_full + (warp >= 4 ? (warp - 4) * kStages : 0);
-    uint64_t* bar_b_full = bar_r_full;             // B_WG0 2: the tile's B of a stage landed
-    uint64_t* bar_b_empty = bar_r_full + kStages;  // B_WG0 2: every consumer warp read the stage's B
-    auto produce_r = [&](int s) {                  // consumer warps: this warp's 16 R rows of stage s
-        if constexpr (kRFrag) {  // one bulk copy per 128-K chunk, completion on the warp's stage barrier
+    auto produce_r = [&](int s) {  // consumer warps: this warp's 16 R rows of stage s
+        if constexpr (kRFrag) {    // one bulk copy per 128-K chunk, completion on the warp's stage barrier
             if (s < nks && lane == 0) {
                 const int slot = s % kStages;
                 uint8_t* dst = smem + kOffRawR + slot * kRawRBytes + (rwarp0 / 16) * kFragGroupBytes;
@@ -379,15 +377,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     };
     auto produce_a8 = [&](int s) {
         const int slot = s % kStages;
-        mbar_arrive_expect_tx(&bar_s8_full[slot],
-                              kA8Bytes + (kBWG0 && !kBSep ? kBGroups * kFragGroupBytes : 0));
+        mbar_arrive_expect_tx(&bar_s8_full[slot], kA8Bytes + (kBWG0 ? kBGroups * kFragGroupBytes : 0));
         bulk_copy_g2s(smem + kOffS8 + slot * kS8Bytes, a8_src + (size_t)s * kA8Bytes, kA8Bytes,
                       &bar_s8_full[slot]);
-        if constexpr (kBWG0 && !kBSep) copy_b(s, &bar_s8_full[slot]);  // B_WG0 1: on the A image's barrier
-    };
-    auto produce_b = [&](int s) {  // B_WG0 2: on B's own barrier
-        mbar_arrive_expect_tx(&bar_b_full[s % kStages], kBGroups * kFragGroupBytes);
-        copy_b(s, &bar_b_full[s % kStages]);
+        if constexpr (kBWG0) copy_b(s, &bar_s8_full[slot]);  // B_WG0: on the A image's barrier
     };
 
     // -----------------------------------------------------------------------------------------
@@ -399,8 +392,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (kAPreS && warp < 4) {
         if (tid == 0)
             for (int s = 0; s < prologue_s; ++s) produce_a8(s);
-        if (kBSep && tid == 32)
-            for (int s = 0; s < prologue_s; ++s) produce_b(s);
         // S rows (A): reference, NaN and wide flags from the pre-pass's row words.
         const uint32_t* rows = reinterpret_cast<const uint32_t*>(
             reinterpret_cast<const uint8_t*>(args.ptr_workspace) + (size_t)geo.Mr * p.K);
@@ -474,13 +465,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_raw_full[s], 0);
         if (kAPreS && tid == 0)
             for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_s8_full[s], 0);
-        if (kBSep && tid == 32)
-            for (int s = 0; s < prologue_s; ++s) mbar_wait(&bar_b_full[s], 0);
         __syncthreads();
         exact_tile<kThreads, kRFrag ? kExactBFrag16S : kExactBPlain>(p, geo, m0, n0, TILE_M, TILE_N, kb0, kb1,
                                                                      smem, tid);
         if (p.splits > 1)
-            splitk_finish<TILE_M, TILE_N, kThreads>(args, tm, tn, tid, s_last, [] { __syncthreads(); });
+            splitk_finish<TILE_M, TILE_N, kThreads, kAPreS>(args, tm, tn, tid, s_last,
+                                                            [] { __syncthreads(); });
         return;
     }
 
@@ -493,13 +483,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             for (int s = prologue_s; s < nks; ++s) {
                 mbar_wait(&bar_s8_empty[s % kStages], ((s / kStages) & 1) ^ 1);
                 produce_a8(s);
-            }
-        }
-        if (kBSep && tid == 32) {
-#pragma unroll 1
-            for (int s = prologue_s; s < nks; ++s) {
-                mbar_wait(&bar_b_empty[s % kStages], ((s / kStages) & 1) ^ 1);
-                produce_b(s);
             }
         }
         return;
@@ -588,9 +571,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     auto prep_to = [&](int s, int j, uint32_t(&af)[4]) {
         const int slot = s % kStages;
         if (kRFrag && j == 0) {
-            if constexpr (kBSep) {
-                mbar_wait(&bar_b_full[slot], (s / kStages) & 1);  // stage s's B landed
-            } else if constexpr (kBWG0) {
+            if constexpr (kBWG0) {
                 mbar_wait(&bar_s8_full[slot], (s / kStages) & 1);  // stage s (A image and B) landed
             } else {
                 mbar_wait(&wbar[slot], (s / kStages) & 1);  // this warp's chunks of stage s landed
@@ -628,10 +609,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                                (j / 4) * F4GEMM_FRAG16S_CHUNK + (j % 4) * 128 + lane * 4;
             x0 = *reinterpret_cast<const uint32_t*>(q);
             x1 = *reinterpret_cast<const uint32_t*>(q + 512);
-            if (kBSep && j == kSteps - 1) {  // the warp's last reads of stage s's B: WG0 may refill the slot
-                __syncwarp();
-                if (lane == 0) mbar_arrive(&bar_b_empty[slot]);
-            }
         } else {
             const uint8_t* raw = smem + kOffRawR + slot * kRawRBytes + j * 16 + t * 4;
             x0 = *reinterpret_cast<const uint32_t*>(raw + rr0 * kRawPitch);
@@ -725,14 +702,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         for (int q = 0; q < nq; q += 2) {
             const int slot1 = slot + 1 == kStages ? 0 : slot + 1;
             const uint32_t phase1 = slot1 == 0 ? phase ^ 1u : phase;
-            if constexpr (!kBWG0 || kBSep) mbar_wait(&bar_s8_full[slot], phase);  // B_WG0 1: in prep_to
+            if constexpr (!kBWG0) mbar_wait(&bar_s8_full[slot], phase);  // B_WG0 1: in prep_to
             issue_part(slot, P0, ap[0]);
             issue_part(slot, P1, ap[0]);
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) prep_to(q + 1, jj, ap[1][jj]);
             wgmma_wait<1>();  // P0(q) complete
             promote_part(fp, 0);
-            if constexpr (!kBWG0 || kBSep) mbar_wait(&bar_s8_full[slot1], phase1);
+            if constexpr (!kBWG0) mbar_wait(&bar_s8_full[slot1], phase1);
             issue_part(slot1, P0, ap[1]);
             wgmma_wait<1>();  // P1(q) complete
             keep_frags(ap[0], 0);
@@ -1007,8 +984,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
     }
     if (p.splits > 1) {
-        splitk_finish<TILE_M, TILE_N, kConsumerThreads>(args, tm, tn, tid - 128, s_last,
-                                                        [] { named_barrier(1, kConsumerThreads); });
+        splitk_finish<TILE_M, TILE_N, kConsumerThreads, kAPreS>(args, tm, tn, tid - 128, s_last,
+                                                                [] { named_barrier(1, kConsumerThreads); });
     }
 #else
     F4GEMM_TRAP_WRONG_ARCH();

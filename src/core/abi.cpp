@@ -45,11 +45,13 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
                                                ", threads " + std::to_string(kc.threads) +
                                                "): tiles and threads must be positive in the manifest");
 
-    if (has_prepass(kc.abi) && kc.split_k)  // before the split checks, whose advice would not apply
+    // The A pre-pass tiles (sm90pa1) split K; the kernels that convert both operands first do not.
+    if (has_prepass(kc.abi) && kc.abi != KernelAbi::Sm90pa1 &&
+        kc.split_k)  // before the split checks, whose advice would not apply
         throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got splitK=1 with abi " +
                                                to_string(kc.abi) +
-                                               "): pre-pass kernels do not split K; set splitK to 0 in "
-                                               "the manifest");
+                                               "): pre-pass kernels of both operands do not split K; set "
+                                               "splitK to 0 in the manifest");
 
     LaunchPlan p;
     p.grid.x = static_cast<unsigned>(ceil_div(static_cast<size_t>(n), static_cast<size_t>(kc.tile_n)));
@@ -108,8 +110,14 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
             ceil_div(N, static_cast<size_t>(kc.tile_n)) * ceil_div(M, static_cast<size_t>(kc.tile_m));
     if (has_prepass(kc.abi)) {
         const size_t rows = prepass_rows(kc, m, n, kc.abi != KernelAbi::Sm90pa1);
-        p.workspace_bytes =
-            kc.abi == KernelAbi::Sm90pa1 ? prepass_image_bytes(rows, K) : sm90pp_workspace_bytes(kc, m, n, k);
+        p.workspace_bytes = kc.abi == KernelAbi::Sm90pa1 ? sm90pa_workspace_bytes(kc, m, n, k, p.gdz)
+                                                         : sm90pp_workspace_bytes(kc, m, n, k);
+        // An sm90pa1 split counts its tiles like an sm90v1 one: in the launcher's counter buffer, or zeroed
+        // after the partials (the memset precedes the pre-pass on the stream).
+        p.zero_workspace = kc.abi == KernelAbi::Sm90pa1 && p.gdz > 1;
+        if (p.zero_workspace)
+            p.counter_slots =
+                ceil_div(N, static_cast<size_t>(kc.tile_n)) * ceil_div(M, static_cast<size_t>(kc.tile_m));
         p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kPrepassThreads / 32)));
         p.pre_block.x = kPrepassThreads;
     }
@@ -121,9 +129,16 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     return p;
 }
 
-size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int k) {
+size_t sm90pa_partials_offset(const KernelConfig& kc, int m, int k) {
     if (m <= 0 || k <= 0 || kc.tile_m <= 0) return 0;
-    return prepass_image_bytes(prepass_rows(kc, m, 0, false), static_cast<size_t>(k));
+    return round_up(prepass_image_bytes(prepass_rows(kc, m, 0, false), static_cast<size_t>(k)), 256);
+}
+
+size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int n, int k, int gdz) {
+    if (m <= 0 || k <= 0 || kc.tile_m <= 0) return 0;
+    const size_t image = prepass_image_bytes(prepass_rows(kc, m, 0, false), static_cast<size_t>(k));
+    if (gdz <= 1) return image;
+    return sm90pa_partials_offset(kc, m, k) + sm90_workspace_bytes(kc, m, n, gdz);
 }
 
 size_t sm90pp_workspace_bytes(const KernelConfig& kc, int m, int n, int k) {

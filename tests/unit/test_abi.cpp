@@ -448,16 +448,37 @@ TEST(Abi, Sm90pa1LaunchPlanConvertsAOnly) {
     EXPECT_EQ(p.pre_grid.x, 48u);
     EXPECT_EQ(p.pre_block.x, 256u);
     EXPECT_EQ(p.workspace_bytes, size_t(384) * 1024 + 4 * 384);
-    EXPECT_EQ(sm90pa_workspace_bytes(k, 300, 1024), size_t(384) * 1024 + 4 * 384);
+    EXPECT_EQ(sm90pa_workspace_bytes(k, 300, 512, 1024), size_t(384) * 1024 + 4 * 384);
     EXPECT_FALSE(p.zero_workspace);
     EXPECT_TRUE(has_prepass(KernelAbi::Sm90pa1));
     EXPECT_TRUE(has_prepass(KernelAbi::Sm90pp1));
     EXPECT_FALSE(has_prepass(KernelAbi::Sm90v1));
+    // Split in 4 (the A pre-pass tiles split K): the same pre-pass, K in 4 parts of 256, and the partials (4
+    // x 384 x 2176 fp32) and tile counters (17 x 3) after the image, rounded up to 256 bytes.
     k.split_k = 1;
+    const LaunchPlan s = make_launch_plan(k, 300, 2064, 1024, 2, false);
+    EXPECT_EQ(s.grid.z, 4u);
+    EXPECT_EQ(s.k_per_split, 256);
+    EXPECT_EQ(s.pre_grid.x, 48u);
+    const size_t image = size_t(384) * 1024 + 4 * 384, offset = (image + 255) / 256 * 256;
+    EXPECT_EQ(offset, size_t(394752));
+    EXPECT_EQ(sm90pa_partials_offset(k, 300, 1024), offset);
+    EXPECT_EQ(s.workspace_bytes, offset + size_t(4) * 384 * 2176 * 4 + 17 * 3 * 4);
+    EXPECT_EQ(s.workspace_bytes, sm90pa_workspace_bytes(k, 300, 2064, 1024, 4));
+    EXPECT_EQ(s.workspace_bytes - offset, sm90_workspace_bytes(k, 300, 2064, 4));
+    EXPECT_TRUE(s.zero_workspace);
+    EXPECT_EQ(s.counter_slots, size_t(17 * 3));
+    // Unsplit (L = 0) on a split-capable kernel: the image only, no memset.
+    const LaunchPlan u = make_launch_plan(k, 300, 2064, 1024, 0, false);
+    EXPECT_EQ(u.workspace_bytes, image);
+    EXPECT_FALSE(u.zero_workspace);
+    // The kernels that convert both operands first still refuse a split.
+    KernelConfig pp = pp_128x128();
+    pp.split_k = 1;
     try {
-        make_launch_plan(k, 300, 2064, 1024, 0, false);
-        FAIL() << "splitK=1 with sm90pa1 must be refused";
+        make_launch_plan(pp, 300, 2064, 1024, 0, false);
+        FAIL() << "splitK=1 with sm90pp1 must be refused";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("abi sm90pa1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("abi sm90pp1"), std::string::npos) << e.what();
     }
 }
