@@ -57,20 +57,46 @@ bool fills_half_in_one_wave(double ctas, long slots) {
     return 2 * ctas > double(slots) && ctas <= double(slots);
 }
 
+// A split launch's cost beyond its share of K (the fp32 partials, the tile counters, the last CTA's sum):
+// fitted to the A pre-pass tiles' splits, PERF.md entry 59 (21.5 us mean over nine M = 96..128 launches of
+// pab_128x128(_p) in 2 and 4 splits, 17.7-24.9 us each, K per split 3584..14336).
+constexpr double kSplitUs = 21.0;
+
 // The time model of a kernel that carries one (KernelConfig::cost_wave_k, fitted to measured times,
-// docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K.
-// Negative when the kernel has none.
-double predicted_us(const KernelConfig& kc, const HeuristicQuery& q) {
+// docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K; in
+// 2^log2_split splits of K, waves of the split CTAs x K per split plus kSplitUs. Negative when the kernel has
+// none.
+double predicted_us(const KernelConfig& kc, const HeuristicQuery& q, int log2_split = 0) {
     if (kc.cost_wave_k <= 0 || q.num_cu <= 0) return -1;
     const double kp = double(kernel_k(kc, q.k));
     const long tiles_m = (q.m + kc.tile_m - 1) / kc.tile_m, tiles_n = (q.n + kc.tile_n - 1) / kc.tile_n;
     const long slots = cta_slots(kc, q);
-    const double waves = double((tiles_of(kc, q) + slots - 1) / slots);
+    const double waves = double(((tiles_of(kc, q) << log2_split) + slots - 1) / slots);
     double rows = 0;  // rows of the operands the pre-pass converts (padded to the tile)
     if (kc.abi == KernelAbi::Sm90pp1 || kc.abi == KernelAbi::Sm90pp2)
         rows = double(tiles_m * kc.tile_m + tiles_n * kc.tile_n);
     if (kc.abi == KernelAbi::Sm90pa1) rows = double(tiles_m * kc.tile_m);
-    return kc.cost_wave_k * waves * kp + kc.cost_prepass * rows * kp;
+    return kc.cost_wave_k * waves * kp / double(1 << log2_split) + kc.cost_prepass * rows * kp +
+           (log2_split > 0 ? kSplitUs : 0.0);
+}
+
+// The splits the time model weighs: for a split-capable A pre-pass tile (sm90pa1) that carries the model, the
+// L in 1..2 whose 2^L splits' CTAs still fit one wave and keep at least 2048 of K each, the one predicted
+// fastest; 0 for every other kernel, or where no split fits. Measured (PERF.md entry 59): 128 x 8192 x 28672
+// exact, pab_128x128 in 2 splits 121.4 us against 174.8 for the swap kernel the rules pick; 128 x 4096 x
+// 14336 promoted, pab_128x128_p in 4 splits 45.5 against 57.4 for cv_128x64_p.
+int model_split(const KernelConfig& kc, const HeuristicQuery& q) {
+    if (!kc.split_k || kc.abi != KernelAbi::Sm90pa1 || kc.cost_wave_k <= 0 || q.num_cu <= 0) return 0;
+    const long tiles = tiles_of(kc, q), slots = cta_slots(kc, q);
+    const int kk = kernel_k(kc, q.k);
+    int best = 0;
+    double best_us = predicted_us(kc, q);
+    for (int l = 1; l <= 2; ++l) {
+        if ((tiles << l) > slots || (kk >> l) < 2048 || kk % (1 << l) != 0) break;
+        const double us = predicted_us(kc, q, l);
+        if (us < best_us) best = l, best_us = us;
+    }
+    return best;
 }
 
 // The decode model of a kernel that carries one (KernelConfig::decode_round, docs/HEURISTIC.md "Decode
@@ -138,12 +164,15 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     if (ours)
         std::stable_sort(order.begin(), order.end(),
                          [&](size_t x, size_t y) { return m.kernels[x].priority < m.kernels[y].priority; });
-    // The A pre-pass tiles (sm90pa1) cannot split K. Where a narrower one of the same height (the cv kernels'
-    // 64- and 80-row tiles) fills more than half of the CTA slots in one wave, the sm90pa1 tiles stay and the
-    // time model chooses among them (measured, PERF.md entry 37: 64 x 8192 x 28672 promoted, cv_64x64_p 93.3
-    // us against 104.4 for the swap kernel in 2 splits; 64 x 8192 x 8192 31.1 against 39.4 for the
-    // half-height swap tile); where none does, they yield to a split-capable swap kernel of the same height
-    // (below).
+    // The converter-warpgroup tiles (cv_*, sm90pa1) cannot split K. The A pre-pass tiles (pab_*) can since
+    // session 25, but at M = 33..64 their splits measured no faster than their swap twins' (PERF.md entry 59:
+    // 64 x 8192 x 28672 in 2 splits, pab_64x128_p 91.8 us, ws_swap_64x128_fs_p 89.1), so the rules below
+    // treat every sm90pa1 tile alike at M <= 64; from M = 65 the time model splits pab_128x128(_p)
+    // (model_split). Where a narrower sm90pa1 tile of the same height (the cv kernels' 64- and 80-row tiles)
+    // fills more than half of the CTA slots in one wave, the sm90pa1 tiles stay and the time model chooses
+    // among them (measured, PERF.md entry 37: 64 x 8192 x 28672 promoted, cv_64x64_p 93.3 us against 104.4
+    // for the swap kernel in 2 splits; 64 x 8192 x 8192 31.1 against 39.4 for the half-height swap tile);
+    // where none does, they yield to a split-capable swap kernel of the same height (below).
     const auto offered = [&](const KernelConfig& c) { return in_pool(c) && offered_for_m(c, q.m); };
     const auto narrower_fills = [&](const KernelConfig& o) {
         for (const KernelConfig& c : m.kernels) {
@@ -242,8 +271,12 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                     steps.push_back(
                         {*twin, 0, false,
                          "skip: " + std::to_string(tiles_of(o, q)) + " tiles fill at most half of the " +
-                             std::to_string(cta_slots(o, q)) + " CTA slots and it cannot split K; " +
-                             kc.co_name + " (same tile) can (f4gemm sm_90a policy)"});
+                             std::to_string(cta_slots(o, q)) + " CTA slots and " +
+                             (o.split_k ? "its splits run no faster than those of " + kc.co_name +
+                                              " (same tile), which the split rule splits (f4gemm sm_90a "
+                                              "policy, PERF.md entry 59)"
+                                        : "it cannot split K; " + kc.co_name +
+                                              " (same tile) can (f4gemm sm_90a policy)")});
                     const size_t at = size_t(twin - keep.begin());
                     keep[at] = int(i);
                     candidates.kernels[at] = kc;
@@ -274,26 +307,31 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     h.index = h.index >= 0 ? keep[size_t(h.index)] : -1;
     // The time model: when the rules above picked a kernel that carries one, every kernel of the pool that
     // carries one and is offered for this M (max_m, min_m; any tile) is predicted, and the fastest runs
-    // (split 0, the one the model describes). Kernels without a model (decode) keep the rules; so does a pick
-    // without one.
-    if (ours && h.index >= 0) {
+    // (unsplit, or an A pre-pass tile in the splits model_split weighs). Kernels without a model (decode)
+    // keep the rules; so does a pick without one, and a query whose caller chose the split (--splitk L, or -1
+    // for aiter's search): before session 25 the model's switch dropped that split.
+    if (ours && h.index >= 0 && q.log2_k_split == 0) {
         const double picked = predicted_us(m.kernels[size_t(h.index)], q);
         if (picked > 0) {
-            int best = h.index;
+            int best = h.index, best_l = 0;
             double best_us = picked;
             for (size_t i = 0; i < m.kernels.size(); ++i) {
                 const KernelConfig& kc = m.kernels[i];
                 if (!in_pool(kc) || !offered_for_m(kc, q.m)) continue;
-                const double us = predicted_us(kc, q);
-                if (us > 0 && us < best_us) best = int(i), best_us = us;
+                const int l = model_split(kc, q);
+                const double us = predicted_us(kc, q, l);
+                if (us > 0 && us < best_us) best = int(i), best_l = l, best_us = us;
             }
-            if (best != h.index) {
-                steps.push_back({best, 1, true,
-                                 fmt::format("time model: {:.1f} us predicted against {:.1f} for {} "
-                                             "(f4gemm sm_90a policy, docs/HEURISTIC.md)",
-                                             best_us, picked, m.kernels[size_t(h.index)].co_name)});
+            if (best != h.index || best_l > 0) {
+                steps.push_back(
+                    {best, 1 << best_l, true,
+                     fmt::format("time model: {:.1f} us predicted{} against {:.1f} for {} "
+                                 "(f4gemm sm_90a policy, docs/HEURISTIC.md)",
+                                 best_us,
+                                 best_l > 0 ? fmt::format(" in {} splits of K", 1 << best_l) : std::string(),
+                                 picked, m.kernels[size_t(h.index)].co_name)});
                 h.index = best;
-                h.log2_k_split = 0;
+                h.log2_k_split = best_l;
             } else {
                 steps.push_back({h.index, 1, true,
                                  fmt::format("time model: {:.1f} us predicted, the fastest of the modelled "

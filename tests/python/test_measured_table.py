@@ -106,6 +106,8 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01g", "tune6.log"),
                         os.path.join(res, "2026-12-02c", "call5", "t_e128_1.log"),
                         os.path.join(res, "2026-12-02c", "call5", "t_p128_1.log"),
+                        os.path.join(res, "2026-12-02d", "call3", "tune_split.log"), "--min-m", "128",
+                        "--exclude-shape", "128x8192x8192", "--exclude-shape", "128x4096x14336",
                         "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b",
                         "--rename", "f4gemm_sm90a_cv_128x80_p_c2.cubin=f4gemm_sm90a_cv_128x80_p.cubin",
                         "--rename", "f4gemm_sm90a_pab_128x128_b.cubin=f4gemm_sm90a_pab_128x128.cubin",
@@ -113,8 +115,11 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
     table = _rows(os.path.join(root, "tests", "data", "grid_measured.csv"))
     assert table == _rows(out)
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,46.5,0" in table
-    # session 24's pab_128x128 (B_WG0 1, timed as pab_128x128_b) replaced its older row of the same cell
-    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,116.52,0" in table
+    # session 24's pab_128x128 (B_WG0 1, timed as pab_128x128_b) replaced its older row of the same cell, and
+    # session 25's (call 3) that one
+    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,116.02,0" in table
+    # session 25's split A pre-pass tile, the exact pick of 128 x 8192 x 28672
+    assert "128,8192,28672,f4gemm_sm90a_pab_128x128.cubin,1,121.37,0" in table
 
 
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):

@@ -328,6 +328,39 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnTheGrid) {
     EXPECT_EQ(check_untuned_picks(m, "grid_measured.csv", 20), 40);
 }
 
+// The time model splits K for the A pre-pass tiles (PERF.md entry 59) where 2^L times their tiles fit one
+// wave: at 128 x 8192 x 28672 (64 tiles) the exact pick is pab_128x128 in 2 splits (121.4 us measured,
+// against 174.8 for the swap kernel the rules pick), at 128 x 4096 x 14336 promoted pab_128x128_p in 4 (45.5
+// against 57.4 for cv_128x64_p); where the tiles already fill the SMs (128 x 16384^2, 128 tiles) or a split
+// leaves a second wave (128 x 10240 x 8192: 80 tiles) nothing splits; a caller's own split is kept.
+TEST(Sm90Policy, TheTimeModelSplitsTheAPrePassTilesWhereTheirTilesLeaveSmsIdle) {
+    F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
+    const auto pick = [&](int mm, int n, int k, Accum accum, int splitk, std::string* why) {
+        const Selection s = select(m, "", HeuristicQuery{mm, n, k, 132, splitk, 0}, true, nullptr, accum);
+        why->clear();
+        for (const HeuristicStep& st : s.heuristic.steps) *why += st.reason + "\n";
+        return s;
+    };
+    std::string why;
+    Selection s = pick(128, 8192, 28672, Accum::Exact, 0, &why);
+    EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128");
+    EXPECT_EQ(s.log2_k_split, 1);
+    EXPECT_NE(why.find("time model: 119.1 us predicted in 2 splits of K against 180.1 for "
+                       "f4gemm_sm90a_ws_swap_64x128_fs.cubin"),
+              std::string::npos)
+        << why;
+    s = pick(128, 4096, 14336, Accum::Promoted, 0, &why);
+    EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128_p");
+    EXPECT_EQ(s.log2_k_split, 2);
+    for (const int n : {16384, 10240}) {
+        s = pick(128, n, n == 16384 ? 16384 : 8192, Accum::Exact, 0, &why);
+        EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128") << n;
+        EXPECT_EQ(s.log2_k_split, 0) << n;
+    }
+    s = pick(128, 8192, 28672, Accum::Exact, 2, &why);  // --splitk 2: the caller's split, no model split
+    EXPECT_EQ(s.log2_k_split, 2);
+}
+
 // Decode (issue: "with no tuned table, every decode cell of the grid and of other shapes runs within 10% of
 // the best kernel in the manifest; the rule for M <= 64 takes N and K into account"): tests/data/
 // decode_measured.csv, the grid's M = 1, 16, 32, 64 cells and 35 cells of other model shapes (M = 1..64, the
@@ -511,12 +544,15 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     const std::string no_yield = steps_of(24, 8192, 28672, Accum::Exact, &why_sel);
     EXPECT_EQ(no_yield.find("it cannot split K"), std::string::npos) << no_yield;
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
-    // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs; K =
-    // 8192 would leave 4096 per split, below the rule's 8192, and aiter's rule takes the 32-row swap tile
-    // (128 CTAs), whose place the wgmma decode tile of the same 32 x 128 tile takes (priority).
+    // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs (its
+    // own splits measured no faster, PERF.md entry 59); K = 8192 would leave 4096 per split, below the rule's
+    // 8192, and aiter's rule takes the 32-row swap tile (128 CTAs), whose place the wgmma decode tile of the
+    // same 32 x 128 tile takes (priority).
     const std::string half = steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
-    EXPECT_NE(half.find("64 tiles fill at most half of the 132 CTA slots and it cannot split K"),
-              std::string::npos)
+    EXPECT_NE(
+        half.find("64 tiles fill at most half of the 132 CTA slots and its splits run no faster than those "
+                  "of f4gemm_sm90a_ws_swap_64x128_fs.cubin (same tile)"),
+        std::string::npos)
         << half;
     // Where the rules end on a swap kernel, the wgmma decode tiles' rule names its switch.
     const std::string wg = steps_of(48, 10240, 8192, Accum::Exact, &why_sel);
