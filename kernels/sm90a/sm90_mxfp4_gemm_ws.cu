@@ -108,6 +108,14 @@
 #ifndef F4GEMM_B_WG0
 #define F4GEMM_B_WG0 0
 #endif
+//   EPI      0: the epilogue scales and stores each accumulator register in straight-line code (~2900 SASS
+//            instructions in pab_128x128, run once per CTA: ncu put 14-21% of a 128 x 8192 x 8192 launch's
+//            warp samples there, mostly "no instruction" stalls, PERF.md entry 59). 1 (lab): the consumers
+//            write their accumulators and their rows' exponents to the ring (free after the main loop) and
+//            scale and store the tile from there in a rolled loop, four adjacent outputs per thread and step.
+#ifndef F4GEMM_EPI
+#define F4GEMM_EPI 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -123,6 +131,8 @@ constexpr bool kPipe = F4GEMM_PIPE == 1;   // promoted: the next chain's fragmen
 constexpr bool kPipe2 = F4GEMM_PIPE == 2;  // ... and the two parts' chains pipelined
 constexpr bool kBWG0 = F4GEMM_B_WG0 != 0;  // A_PREPASS: WG0 copies B beside the A image
 static_assert(F4GEMM_B_WG0 >= 0 && F4GEMM_B_WG0 <= 1, "B_WG0: 0 or 1");
+constexpr bool kEpiSmem = F4GEMM_EPI == 1;  // the epilogue through the ring, rolled
+static_assert(F4GEMM_EPI >= 0 && F4GEMM_EPI <= 1, "EPI: 0 or 1");
 static_assert(F4GEMM_PIPE >= 0 && F4GEMM_PIPE <= 2, "PIPE: 0, 1 or 2");
 static_assert(!(kPipe || kPipe2) || kPromote, "PIPE is a schedule of the promoted mode");
 static_assert(!kPipe2 || (F4GEMM_PARTS == 2 && F4GEMM_K_STAGE == 128),
@@ -219,6 +229,11 @@ static_assert(!kAPreS || kA8Bytes == kS8Bytes, "the A image stage is the S stage
 static_assert(!kBWG0 || (kAPreS && kRFrag), "B_WG0: the A image from the pre-pass, B from W");
 constexpr int kBGroups = BLOCK_R / 16;  // B_WG0: the tile's 16-row groups, one bulk copy each per stage
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
+// EPI 1: the tile's fp32 values (BLOCK_S rows of D, BLOCK_R columns, rows padded by 4 floats: the fragment
+// stores of a warp hit 32 banks) and each R row's exponent and NaN flag, in the ring below the barriers.
+constexpr int kEpiPitch = BLOCK_R + 4;
+constexpr int kEpiBytes = BLOCK_S * kEpiPitch * 4 + 2 * BLOCK_R * 4;
+static_assert(!kEpiSmem || kEpiBytes <= kOffBar, "EPI 1: the staged tile must fit below the barriers");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 
 using Wgmma = WgmmaE5m2<BLOCK_S>;
@@ -964,25 +979,76 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // NaN for rows/columns with a NaN scale; then D = bf16(alpha*v + beta*C) or the fp32 partial.
     // -----------------------------------------------------------------------------------------
     const float qnan = __int_as_float(0x7FC00000);
+    if constexpr (kEpiSmem) {
+        // Every consumer warp is past its last wgmma and every copy into the ring has landed (each issued
+        // stage was consumed), so once both warpgroups are here the ring is free.
+        named_barrier(1, kConsumerThreads);
+        float* s_tile = reinterpret_cast<float*>(smem);  // [BLOCK_S][kEpiPitch]
+        int* s_eR = reinterpret_cast<int*>(smem + BLOCK_S * kEpiPitch * 4);
+        int* s_nR = s_eR + BLOCK_R;
 #pragma unroll
-    for (int i = 0; i < kAccRegs / 4; ++i) {
-        const int c = 8 * i + 2 * t;  // tile-local S index of acc[4i], acc[4i+1] (+1)
-        const int eS0 = s_refS[c] - 127, eS1 = s_refS[c + 1] - 127;
-        const bool nS0 = s_nanS[c] != 0, nS1 = s_nanS[c + 1] != 0;
+        for (int i = 0; i < kAccRegs / 4; ++i) {
+            const int c = 8 * i + 2 * t;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int rr = h ? rr1 : rr0;
-            const int eR =
-                (h ? ref1 : ref0) - 127 + (kRFrag && !kPromote ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
-            const bool nR = (nan_r >> h) & 1;
-            float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
-            float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);
-            if (nR || nS0) v0 = qnan;
-            if (nR || nS1) v1 = qnan;
-            store_value(p, geo, m0 + c, n0 + rr, v0);  // transposed: S rows are D rows
-            store_value(p, geo, m0 + c + 1, n0 + rr, v1);
+            for (int h = 0; h < 2; ++h) {
+                const int rr = h ? rr1 : rr0;
+                s_tile[c * kEpiPitch + rr] = acc[4 * i + 2 * h];
+                s_tile[(c + 1) * kEpiPitch + rr] = acc[4 * i + 2 * h + 1];
+            }
         }
-    }
+        if (t == 0) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                s_eR[h ? rr1 : rr0] = (h ? ref1 : ref0) - 127 + (kRFrag && !kPromote ? 14 : 0);
+                s_nR[h ? rr1 : rr0] = (nan_r >> h) & 1;
+            }
+        }
+        named_barrier(1, kConsumerThreads);
+        const bool pair_ok = (p.ldd % 2) == 0;
+#pragma unroll 1
+        for (int q = tid - 128; q < BLOCK_S * (BLOCK_R / 4); q += kConsumerThreads) {
+            const int c = q / (BLOCK_R / 4),
+                      rq = (q % (BLOCK_R / 4)) * 4;  // D row m0 + c, columns n0 + rq ..
+            const float4 a4 = *reinterpret_cast<const float4*>(s_tile + c * kEpiPitch + rq);
+            const int4 e4 = *reinterpret_cast<const int4*>(s_eR + rq);
+            const int4 n4 = *reinterpret_cast<const int4*>(s_nR + rq);
+            const int eS = s_refS[c] - 127;
+            const bool nS = s_nanS[c] != 0;
+            float v[4] = {ldexpf(a4.x, e4.x + eS), ldexpf(a4.y, e4.y + eS), ldexpf(a4.z, e4.z + eS),
+                          ldexpf(a4.w, e4.w + eS)};
+            const int nr[4] = {n4.x, n4.y, n4.z, n4.w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (nS || nr[j]) v[j] = qnan;
+            if (p.splits > 1) {
+                *reinterpret_cast<float4*>(partial_ptr(p, geo, blockIdx.z, m0 + c, n0 + rq)) =
+                    make_float4(v[0], v[1], v[2], v[3]);
+            } else {
+                store_pair(p, geo, m0 + c, n0 + rq, v[0], v[1], pair_ok);
+                store_pair(p, geo, m0 + c, n0 + rq + 2, v[2], v[3], pair_ok);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < kAccRegs / 4; ++i) {
+            const int c = 8 * i + 2 * t;  // tile-local S index of acc[4i], acc[4i+1] (+1)
+            const int eS0 = s_refS[c] - 127, eS1 = s_refS[c + 1] - 127;
+            const bool nS0 = s_nanS[c] != 0, nS1 = s_nanS[c + 1] != 0;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int rr = h ? rr1 : rr0;
+                const int eR =
+                    (h ? ref1 : ref0) - 127 + (kRFrag && !kPromote ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
+                const bool nR = (nan_r >> h) & 1;
+                float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
+                float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);
+                if (nR || nS0) v0 = qnan;
+                if (nR || nS1) v1 = qnan;
+                store_value(p, geo, m0 + c, n0 + rr, v0);  // transposed: S rows are D rows
+                store_value(p, geo, m0 + c + 1, n0 + rr, v1);
+            }
+        }
+    }  // !kEpiSmem
     if (p.splits > 1) {
         splitk_finish<TILE_M, TILE_N, kConsumerThreads, kAPreS>(args, tm, tn, tid - 128, s_last,
                                                                 [] { named_barrier(1, kConsumerThreads); });
