@@ -66,6 +66,14 @@ typedef struct F4gemmSm90Args {
 #define F4GEMM_KERNARG_PREFIX_BYTES 0x174
 #define F4GEMM_SM90_ARGS_BYTES 0x1a0
 
+/* The workspace of an sm90pa1 split (the A pre-pass tiles, docs/ABI_SM90.md): the pre-pass's image of A (Mr x
+ * K e5m2 bytes, Mr = M rounded up to tile_M, then one uint32 word per row) first, the fp32 split partials
+ * from this byte offset, the image's size rounded up to 256. One formula for the host's plan and the kernels
+ * (a macro, so each side keeps its own integer types: m and k 64-bit). */
+#define F4GEMM_SM90PA_ROWS(m, tile_m) (((m) + (tile_m)-1) / (tile_m) * (tile_m))
+#define F4GEMM_SM90PA_PARTIALS_OFFSET(m, k, tile_m) \
+    ((F4GEMM_SM90PA_ROWS(m, tile_m) * (k) + 4 * F4GEMM_SM90PA_ROWS(m, tile_m) + 255) / 256 * 256)
+
 /* A code object whose kernels all wait for the kernels ahead of them on the stream (PTX griddepcontrol.wait)
  * before they touch global memory defines this global (kernels/sm90a/sm90_common.cuh): the host then
  * launches them early (programmatic dependent launch, docs/KERNELS_SM90.md "Launch overlap"). A code

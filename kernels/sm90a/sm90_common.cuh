@@ -114,8 +114,10 @@ __device__ __forceinline__ Problem load_problem(const F4gemmSm90Args& a) {
 
 // sm90pa1 split-K (the A pre-pass tiles): the workspace holds the pre-pass's image of A first (Mr x K e5m2
 // bytes, then one uint32 word per row: sm90_a_prepass.cuh), the fp32 partials (and the tile counters, without
-// the launcher's counter buffer) from the next 256-byte boundary. The host's twin is sm90pa_partials_offset
-// (src/core/abi.cpp).
+// the launcher's counter buffer) from the next 256-byte boundary: F4GEMM_SM90PA_PARTIALS_OFFSET (kernarg.h),
+// which the host's plan uses, written out (the macro itself moved ptxas's allocation of every pab kernel;
+// this form is the device-checked one). Every split test of a pab kernel verifies against float64, which a
+// difference between the two would fail.
 __device__ __forceinline__ float* partials_after_a_image(const F4gemmSm90Args& a, int tile_m) {
     const long mr = ((long)a.base.M + tile_m - 1) / tile_m * tile_m;
     const long image = mr * (long)a.base.K + 4 * mr;

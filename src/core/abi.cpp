@@ -8,6 +8,7 @@
 #include <string>
 
 #include "f4gemm/error.hpp"
+#include "f4gemm/kernarg.h"
 #include "f4gemm/layout.hpp"
 
 namespace f4gemm {
@@ -131,7 +132,7 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 
 size_t sm90pa_partials_offset(const KernelConfig& kc, int m, int k) {
     if (m <= 0 || k <= 0 || kc.tile_m <= 0) return 0;
-    return round_up(prepass_image_bytes(prepass_rows(kc, m, 0, false), static_cast<size_t>(k)), 256);
+    return static_cast<size_t>(F4GEMM_SM90PA_PARTIALS_OFFSET(int64_t(m), int64_t(k), int64_t(kc.tile_m)));
 }
 
 size_t sm90pa_workspace_bytes(const KernelConfig& kc, int m, int n, int k, int gdz) {
