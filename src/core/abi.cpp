@@ -104,21 +104,18 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
     p.sb_bytes = kc.b_layout == BLayout::Frag16S ? 0 : round_up(N, kOperandRowPad) * p.scale_stride;
     p.d_bytes = round_up(M, kOutputRowPad) * N * 2;  // (round_up(M,32), N) bf16
     p.c_bytes = has_c ? M * N * 2 : 0;               // (M, N) bf16
-    p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
-    p.zero_workspace = p.workspace_bytes > 0;
+    // A split of our kernels (sm90v1, or sm90pa1 after its A image) sums fp32 partials and counts its tiles:
+    // in the launcher's counter buffer, or after the partials in a workspace zeroed before the launch (for
+    // sm90pa1 the memset precedes the pre-pass on the stream).
+    p.zero_workspace = (kc.abi == KernelAbi::Sm90v1 || kc.abi == KernelAbi::Sm90pa1) && p.gdz > 1;
     if (p.zero_workspace)
         p.counter_slots =
             ceil_div(N, static_cast<size_t>(kc.tile_n)) * ceil_div(M, static_cast<size_t>(kc.tile_m));
+    p.workspace_bytes = kc.abi == KernelAbi::Sm90v1 && p.gdz > 1 ? sm90_workspace_bytes(kc, m, n, p.gdz) : 0;
     if (has_prepass(kc.abi)) {
         const size_t rows = prepass_rows(kc, m, n, kc.abi != KernelAbi::Sm90pa1);
         p.workspace_bytes = kc.abi == KernelAbi::Sm90pa1 ? sm90pa_workspace_bytes(kc, m, n, k, p.gdz)
                                                          : sm90pp_workspace_bytes(kc, m, n, k);
-        // An sm90pa1 split counts its tiles like an sm90v1 one: in the launcher's counter buffer, or zeroed
-        // after the partials (the memset precedes the pre-pass on the stream).
-        p.zero_workspace = kc.abi == KernelAbi::Sm90pa1 && p.gdz > 1;
-        if (p.zero_workspace)
-            p.counter_slots =
-                ceil_div(N, static_cast<size_t>(kc.tile_n)) * ceil_div(M, static_cast<size_t>(kc.tile_m));
         p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kPrepassThreads / 32)));
         p.pre_block.x = kPrepassThreads;
     }
