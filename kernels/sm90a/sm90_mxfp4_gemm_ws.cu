@@ -110,9 +110,11 @@
 #endif
 //   EPI      0: the epilogue scales and stores each accumulator register in straight-line code (~2900 SASS
 //            instructions in pab_128x128, run once per CTA: ncu put 14-21% of a 128 x 8192 x 8192 launch's
-//            warp samples there, mostly "no instruction" stalls, PERF.md entry 59). 1 (lab): the consumers
-//            write their accumulators and their rows' exponents to the ring (free after the main loop) and
-//            scale and store the tile from there in a rolled loop, four adjacent outputs per thread and step.
+//            warp samples there, mostly "no instruction" stalls, PERF.md entry 59). 1: the consumers write
+//            their accumulators and their rows' exponents to the ring (free after the main loop) and scale
+//            and store the tile from there in a rolled loop, four adjacent outputs per thread and step.
+//            Measured (PERF.md entry 60): 1 is 0.97-1.00x the time of 0 on the exact tiles and pab_128x128_p,
+//            not the 5-8 us per launch predicted, and 0.99-1.05x on the promoted 64-row tiles, which keep 0.
 #ifndef F4GEMM_EPI
 #define F4GEMM_EPI 0
 #endif
@@ -1004,7 +1006,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
         }
         named_barrier(1, kConsumerThreads);
-        const bool pair_ok = (p.ldd % 2) == 0;
+        const bool pair_ok = ((p.ldd & 1) == 0) && ((reinterpret_cast<uintptr_t>(p.D) & 3) == 0);
 #pragma unroll 1
         for (int q = tid - 128; q < BLOCK_S * (BLOCK_R / 4); q += kConsumerThreads) {
             const int c = q / (BLOCK_R / 4),
