@@ -1,11 +1,16 @@
-// sm_90a MXFP4 x MXFP4 -> bf16 GEMM, accumulation mode promoted, with converter warpgroups (abi sm90pa1):
+// sm_90a MXFP4 x MXFP4 -> bf16 GEMM with converter warpgroups (abi sm90pa1), accumulation mode promoted or
+// (EXACT 1) exact:
 //
 //   <name>_prepass  A once into its e5m2 image (sm90_a_prepass.cuh, the pab_* pre-pass)
 //   <name>          WG0: one thread bulk-copies, per 128-K stage, the stage of A's image and the W chunks of
 //                   the tile's weight rows into a ring slot. Converter warpgroups turn the W chunks into the
 //                   SW128 K-major e5m2 image of B with each block's scale folded (cvt8_bitplane, one LUT per
 //                   row and 32-K block). Consumer warpgroups issue SS wgmmas on the two images: one chain of
-//                   four k32 wgmmas per 128 K into a fresh accumulator, promoted into fp32.
+//                   four k32 wgmmas per 128 K into a fresh accumulator, promoted into fp32 (EXACT 0); or
+//                   (EXACT 1) each k32 wgmma into a fresh accumulator, added into fp32 before the next
+//                   block's result: the exact mode of pp_* (both images fold each block's scale relative
+//                   to the row's reference, so a k32 block sum is exact, docs/KERNELS_SM90.md "Precision
+//                   argument"), on a tile that W's 80-row groups let fill 128 SMs at N = 10240.
 //
 // Why: in the register-fragment kernels (ws_swap_*, pab_*) the consumers convert W themselves, 8 elements per
 // thread and row per 32-K block, so the LUT of every (row, block) is built four times and the conversion
@@ -60,6 +65,12 @@
 #ifndef F4GEMM_CONS_K
 #define F4GEMM_CONS_K 1
 #endif
+//   EXACT     0: accumulation mode promoted (a chain of four k32 wgmmas per 128-K stage, one FADD per
+//             output and stage); 1: mode exact (one FADD per output and k32 wgmma; per straight-line block
+//             of SPAN stages, wgmma q + 1 is issued before the FADDs of step q, as pp_*'s exact loop)
+#ifndef F4GEMM_EXACT
+#define F4GEMM_EXACT 0
+#endif
 // Lab knob, never in kernels.json (wrong results by design), bit flags: 1 copies A's image only into the
 // first round of slots, 8 W's chunks likewise, 2 zeroes the LUT (the conversion still runs), 16 skips the
 // converters' shared-memory loads, stores and fence too, 32 only their fence, 64 only their image stores, 4
@@ -81,7 +92,11 @@ constexpr int kConvSpan = F4GEMM_CONV_SPAN;
 constexpr int kKStage = 128;  // K per stage = one 128-byte swizzle atom of e5m2 = one W chunk
 constexpr int kSteps = kKStage / 32;
 constexpr int kConsK = F4GEMM_CONS_K;
-constexpr int kRowWGs = BLOCK_M / 64;  // consumer warpgroups per K turn (64 activation rows each)
+constexpr bool kExact = F4GEMM_EXACT != 0;
+static_assert(F4GEMM_EXACT == 0 || F4GEMM_EXACT == 1, "EXACT: 0 or 1");
+static_assert(!kExact || F4GEMM_CONS_K == 1, "EXACT 1: one K turn");
+constexpr int kFrags = kExact ? 2 : F4GEMM_SPAN;  // fresh accumulators a consumer thread holds
+constexpr int kRowWGs = BLOCK_M / 64;             // consumer warpgroups per K turn (64 activation rows each)
 constexpr int kConsumers = kRowWGs * kConsK;
 constexpr int kConvWarps = 4 * kConvWG;
 constexpr int kConvThreads = 128 * kConvWG;
@@ -123,7 +138,7 @@ static_assert(kRegWG0 % 8 == 0 && kRegConv % 8 == 0 && kRegConsumer % 8 == 0,
               "setmaxnreg takes multiples of 8");
 static_assert(kRegWG0 + kConvWG * kRegConv + kConsumers * kRegConsumer <= kWarpGroups * kLaunchRegs,
               "setmaxnreg budget exceeds the registers allocated at launch: inc would never return");
-static_assert(kAccRegs * (1 + kSpan) + 24 <= kRegConsumer, "accumulators and chain fragments fit");
+static_assert(kAccRegs * (1 + kFrags) + 24 <= kRegConsumer, "accumulators and chain fragments fit");
 
 // Shared memory (offsets from a 1024-byte aligned base), per stage: the B image (BLOCK_N, 128) e5m2 SW128
 // K-major, the A image (BLOCK_M, 128) as the pre-pass wrote it, the W chunks (kGroups x 1088 bytes: bit-plane
@@ -167,11 +182,27 @@ __device__ __forceinline__ void chain(float (&f)[kAccRegs], int s, uint8_t* smem
     }
     wgmma_commit();
 }
+
+// EXACT 1: k32 step j of stage s into f (overwritten), one commit group; waits for the stage's images first.
+__device__ __forceinline__ void step(float (&f)[kAccRegs], int s, int j, uint8_t* smem, uint64_t* bar_full,
+                                     uint64_t* bar_conv, int c) {
+    const int slot = s % kStages;
+    if (j == 0) {
+        const uint32_t par = (s / kStages) & 1;
+        mbar_wait(&bar_full[slot], par);
+        mbar_wait(&bar_conv[slot], par);
+    }
+    wgmma_fence();
+    const uint32_t base = smem_u32(smem + slot * kStageBytes);
+    WgmmaSS::mma(f, make_desc_sw128(base + kOffAImg + c * (64 * 128) + j * 32),
+                 make_desc_sw128(base + j * 32));
+    wgmma_commit();
+}
 }  // namespace
 
-// No split-K (the A image covers the whole K, sm90pa1); B from W; mode promoted only.
+// No split-K (the A image covers the whole K, sm90pa1); B from W.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PA1,
-                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_PROMOTED);
+                  F4GEMM_B_FRAG16S, kExact ? F4GEMM_ACCUM_EXACT : F4GEMM_ACCUM_PROMOTED);
 
 F4GEMM_A_PREPASS_KERNEL(BLOCK_M, BLOCK_N)
 
@@ -368,8 +399,29 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     float acc[kAccRegs];
 #pragma unroll
     for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
-    float frag[kSpan][kAccRegs];
-    for (int u0 = kq * kSpan; u0 < nks; u0 += kSpan * kConsK) {
+    float frag[kFrags][kAccRegs];
+    if constexpr (kExact) {
+        // Per block of kSpan stages, straight-line (pp_*'s exact loop): wgmma q + 1 is issued before the
+        // FADDs of step q, the block drains before the next (the other consumer warpgroup covers the bubble).
+        constexpr int kQ = kSpan * kSteps;
+        for (int s0 = 0; s0 < nks; s0 += kSpan) {
+            step(frag[0], s0, 0, smem, bar_full, bar_conv, c);
+#pragma unroll
+            for (int q = 0; q < kQ; ++q) {
+                if (q + 1 < kQ) {
+                    step(frag[(q + 1) % 2], s0 + (q + 1) / kSteps, (q + 1) % kSteps, smem, bar_full, bar_conv,
+                         c);
+                    wgmma_wait<1>();
+                } else {
+                    wgmma_wait<0>();
+                }
+                promote_add(acc, frag[q % 2]);
+                // The slot of stage s0 + q / kSteps is free once its last wgmma (step q) has completed.
+                if (q % kSteps == kSteps - 1) mbar_arrive(&bar_empty[(s0 + q / kSteps) % kStages]);
+            }
+        }
+    }
+    for (int u0 = kq * kSpan; !kExact && u0 < nks; u0 += kSpan * kConsK) {
         if (F4GEMM_CV_PROBE & 4) {
 #pragma unroll
             for (int q = 0; q < kSpan; ++q) {

@@ -332,7 +332,8 @@ TEST(Sm90Policy, UntunedPicksAreWithinTenPercentOfTheMeasuredBestOnTheGrid) {
 // wave: at 128 x 8192 x 28672 (64 tiles) the exact pick is pab_128x128 in 2 splits (121.4 us measured,
 // against 174.8 for the swap kernel the rules pick), at 128 x 4096 x 14336 promoted pab_128x128_p in 4 (45.5
 // against 57.4 for cv_128x64_p); where the tiles already fill the SMs (128 x 16384^2, 128 tiles) or a split
-// leaves a second wave (128 x 10240 x 8192: 80 tiles) nothing splits; a caller's own split is kept.
+// leaves a second wave (128 x 10240 x 8192: 80 tiles; since session 26 the exact cv_128x80 runs there)
+// nothing splits; a caller's own split is kept.
 TEST(Sm90Policy, TheTimeModelSplitsTheAPrePassTilesWhereTheirTilesLeaveSmsIdle) {
     F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
     const auto pick = [&](int mm, int n, int k, Accum accum, int splitk, std::string* why) {
@@ -345,16 +346,20 @@ TEST(Sm90Policy, TheTimeModelSplitsTheAPrePassTilesWhereTheirTilesLeaveSmsIdle) 
     Selection s = pick(128, 8192, 28672, Accum::Exact, 0, &why);
     EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(s.log2_k_split, 1);
-    EXPECT_NE(why.find("time model: 119.1 us predicted in 2 splits of K against 180.1 for "
-                       "f4gemm_sm90a_ws_swap_64x128_fs.cubin"),
+    // the rules' pick is the exact cv_128x64 since session 26 (its 128 tiles fill the SMs; 124.5 us measured)
+    EXPECT_NE(why.find("time model: 119.1 us predicted in 2 splits of K against 121.0 for "
+                       "f4gemm_sm90a_cv_128x64.cubin"),
               std::string::npos)
         << why;
     s = pick(128, 4096, 14336, Accum::Promoted, 0, &why);
     EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128_p");
     EXPECT_EQ(s.log2_k_split, 2);
-    for (const int n : {16384, 10240}) {
+    for (const int n :
+         {16384, 10240}) {  // 10240: the exact cv_128x80's 128 tiles (session 26, PERF.md entry 61)
         s = pick(128, n, n == 16384 ? 16384 : 8192, Accum::Exact, 0, &why);
-        EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128") << n;
+        EXPECT_EQ(m.kernels[size_t(s.index)].knl_name,
+                  n == 16384 ? "f4gemm_sm90a_pab_128x128" : "f4gemm_sm90a_cv_128x80")
+            << n;
         EXPECT_EQ(s.log2_k_split, 0) << n;
     }
     s = pick(128, 8192, 28672, Accum::Exact, 2, &why);  // --splitk 2: the caller's split, no model split
@@ -420,10 +425,14 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
                 EXPECT_EQ(k.max_m, 64) << k.knl_name;
                 EXPECT_EQ(k.min_m, 33) << k.knl_name;
             }
-        } else if (has("_cv_")) {  // converter warpgroups, promoted only: batched decode (M = 33..64) with 64
-                                   // activation rows per CTA, M = 128..256 with 128
+        } else if (has("_cv_")) {  // converter warpgroups, both modes since session 26 (EXACT 1): batched
+                                   // decode (M = 33..64) with 64 activation rows per CTA, M = 128..256 with
+                                   // 128
             EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
-            EXPECT_EQ(k.accum, Accum::Promoted) << k.knl_name;
+            const bool named_p =
+                k.knl_name.size() > 2 && k.knl_name.compare(k.knl_name.size() - 2, 2, "_p") == 0;
+            EXPECT_EQ(k.accum, named_p ? Accum::Promoted : Accum::Exact)
+                << k.knl_name << ": promoted ones end in _p";
             EXPECT_EQ(k.max_m, k.tile_m == 64 ? 64 : 256) << k.knl_name;
             EXPECT_EQ(k.min_m, k.tile_m == 64 ? 33 : 128) << k.knl_name;
             EXPECT_GT(k.cost_wave_k, 0.0) << k.knl_name << ": the time model chooses among the cv tiles";
@@ -433,11 +442,12 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         } else {
             EXPECT_EQ(k.abi, KernelAbi::Sm90v1) << k.knl_name;
         }
-        if (!has("_pab_") && exact) {  // the wgmma decode tiles serve M <= 64 (timed there in session 23);
-                                       // the 16-row split twin stops at its height
+        if (!has("_pab_") && !has("_cv_") &&
+            exact) {  // the wgmma decode tiles serve M <= 64 (timed there in
+                      // session 23); the 16-row split twin stops at its height
             EXPECT_EQ(k.max_m, has("_wg") ? (has("_wg12_s") ? 16 : 64) : 0) << k.knl_name;
         }
-        if (exact && k.tile_m != 64) {
+        if (exact && k.tile_m != 64 && !has("_cv_")) {
             EXPECT_EQ(k.min_m, 0) << k.knl_name;
         }
     }
@@ -503,12 +513,13 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 24, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2_s");
     EXPECT_EQ(pick(m, 25, 16384, 16384), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 32, 28672, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
-    // M = 33..64: the A pre-pass tile where its 128-row tiles fill more than half of the SMs; the wgmma
-    // decode tiles where their CTAs, row tiles weighed by their rows, fill more than half of the SMs in one
-    // wave (the one with the most CTAs: the 16-row tile at N = 4096, the 32-row tile at N = 5120..8192 and
-    // at 33..48 x 10240, PERF.md entry 57)
-    EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_pab_64x128");
-    EXPECT_EQ(pick(m, 64, 10240, 8192), "f4gemm_sm90a_pab_64x128");  // 160 CTAs of the 32-row tile: 2 waves
+    // M = 33..64: the exact converter tiles (session 26, PERF.md entry 61; the A pre-pass tile before) where
+    // their 128-row tiles fill more than half of the SMs, the 80-row one at N = 10240 by the time model; the
+    // wgmma decode tiles where their CTAs, row tiles weighed by their rows, fill more than half of the SMs in
+    // one wave (the one with the most CTAs: the 16-row tile at N = 4096, the 32-row tile at N = 5120..8192
+    // and at 33..48 x 10240, PERF.md entry 57)
+    EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_cv_64x128");
+    EXPECT_EQ(pick(m, 64, 10240, 8192), "f4gemm_sm90a_cv_64x80");  // 160 CTAs of the 32-row tile: 2 waves
     EXPECT_EQ(pick(m, 33, 10240, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");  // 1.25 x 80 weighed
     EXPECT_EQ(pick(m, 64, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 64, 8192, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
@@ -544,22 +555,19 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     const std::string no_yield = steps_of(24, 8192, 28672, Accum::Exact, &why_sel);
     EXPECT_EQ(no_yield.find("it cannot split K"), std::string::npos) << no_yield;
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
-    // The A pre-pass tile yields to its split-capable swap twin where its 64 tiles fill half of the SMs (its
-    // own splits measured no faster, PERF.md entry 59); K = 8192 would leave 4096 per split, below the rule's
-    // 8192, and aiter's rule takes the 32-row swap tile (128 CTAs), whose place the wgmma decode tile of the
-    // same 32 x 128 tile takes (priority).
+    // Exact, N = 8192, as promoted below since session 26: the A pre-pass tile and the swap kernel give way
+    // to the exact converter tile of their 64 x 128 tile (priority), which does not yield to the swap kernel,
+    // since the 80-row converter tile's 103 CTAs fill more than half of the SMs; aiter's rule then takes the
+    // 32-row wgmma decode tile (33.0 us measured against 48.7 for cv_64x128, docs/results/2026-12-02e/call4).
     const std::string half = steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
-    EXPECT_NE(
-        half.find("64 tiles fill at most half of the 132 CTA slots and its splits run no faster than those "
-                  "of f4gemm_sm90a_ws_swap_64x128_fs.cubin (same tile)"),
-        std::string::npos)
-        << half;
+    EXPECT_NE(half.find("skip: same tile as f4gemm_sm90a_cv_64x128.cubin"), std::string::npos) << half;
+    EXPECT_EQ(half.find("fill at most half"), std::string::npos) << half;
     // Where the rules end on a swap kernel, the wgmma decode tiles' rule names its switch.
     const std::string wg = steps_of(48, 10240, 8192, Accum::Exact, &why_sel);
     EXPECT_NE(
         wg.find("wgmma decode tiles: 120 CTAs weighed by their rows fill more than half of 132 CTA slots "
                 "in one wave; f4gemm_sm90a_dec_32x128_wg12_c2.cubin runs instead of "
-                "f4gemm_sm90a_pab_64x128.cubin"),
+                "f4gemm_sm90a_cv_64x80.cubin"),
         std::string::npos)
         << wg;
     steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
