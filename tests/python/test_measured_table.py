@@ -87,12 +87,13 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_1.log"),
                         os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_2.log"),
                         os.path.join(res, "2026-12-02b", "call3", "tune_pab.log"),
-                        os.path.join(res, "2026-12-02d", "call1", "tune_m33_64.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-02d", "call1", "tune_m33_64.log"),
+                        os.path.join(res, "2026-12-02e", "call4", "tune_m33_64_exact.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 2369
+    assert len(table) == 2493
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):
@@ -106,9 +107,11 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-01g", "tune6.log"),
                         os.path.join(res, "2026-12-02c", "call5", "t_e128_1.log"),
                         os.path.join(res, "2026-12-02c", "call5", "t_p128_1.log"),
-                        os.path.join(res, "2026-12-02d", "call3", "tune_split.log"), "--min-m", "128",
+                        os.path.join(res, "2026-12-02d", "call3", "tune_split.log"),
+                        os.path.join(res, "2026-12-02e", "call3", "t_ex_1.log"), "--min-m", "128",
                         "--exclude-shape", "128x8192x8192", "--exclude-shape", "128x4096x14336",
-                        "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b",
+                        "--exclude-shape", "256x8192x8192",
+                        "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b|cv_128x80_c1",
                         "--rename", "f4gemm_sm90a_cv_128x80_p_c2.cubin=f4gemm_sm90a_cv_128x80_p.cubin",
                         "--rename", "f4gemm_sm90a_pab_128x128_b.cubin=f4gemm_sm90a_pab_128x128.cubin",
                         "-o", str(out)]) == 0
@@ -116,10 +119,12 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
     assert table == _rows(out)
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,46.5,0" in table
     # session 24's pab_128x128 (B_WG0 1, timed as pab_128x128_b) replaced its older row of the same cell, and
-    # session 25's (call 3) that one
-    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,116.02,0" in table
-    # session 25's split A pre-pass tile, the exact pick of 128 x 8192 x 28672
-    assert "128,8192,28672,f4gemm_sm90a_pab_128x128.cubin,1,121.37,0" in table
+    # session 26's (call 3, EPI 1) that one
+    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,115.86,0" in table
+    # session 25's split A pre-pass tile, the exact pick of 128 x 8192 x 28672, re-timed in session 26 (EPI 1)
+    assert "128,8192,28672,f4gemm_sm90a_pab_128x128.cubin,1,120.18,0" in table
+    # session 26's exact converter tile at N = 10240
+    assert "128,10240,8192,f4gemm_sm90a_cv_128x80.cubin,0,52.89,0" in table
 
 
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):
