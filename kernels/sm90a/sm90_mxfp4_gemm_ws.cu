@@ -135,6 +135,8 @@ constexpr bool kBWG0 = F4GEMM_B_WG0 != 0;  // A_PREPASS: WG0 copies B beside the
 static_assert(F4GEMM_B_WG0 >= 0 && F4GEMM_B_WG0 <= 1, "B_WG0: 0 or 1");
 constexpr bool kEpiSmem = F4GEMM_EPI == 1;  // the epilogue through the ring, rolled
 static_assert(F4GEMM_EPI >= 0 && F4GEMM_EPI <= 1, "EPI: 0 or 1");
+// The epilogue's exponent bias of an R row: bit-plane fragments of the exact mode hold e2m1 * 2^-14.
+constexpr int kRExpBias = kRFrag && !kPromote ? 14 : 0;
 static_assert(F4GEMM_PIPE >= 0 && F4GEMM_PIPE <= 2, "PIPE: 0, 1 or 2");
 static_assert(!(kPipe || kPipe2) || kPromote, "PIPE is a schedule of the promoted mode");
 static_assert(!kPipe2 || (F4GEMM_PARTS == 2 && F4GEMM_K_STAGE == 128),
@@ -1001,7 +1003,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         if (t == 0) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                s_eR[h ? rr1 : rr0] = (h ? ref1 : ref0) - 127 + (kRFrag && !kPromote ? 14 : 0);
+                s_eR[h ? rr1 : rr0] = (h ? ref1 : ref0) - 127 + kRExpBias;
                 s_nR[h ? rr1 : rr0] = (nan_r >> h) & 1;
             }
         }
@@ -1039,8 +1041,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int rr = h ? rr1 : rr0;
-                const int eR =
-                    (h ? ref1 : ref0) - 127 + (kRFrag && !kPromote ? 14 : 0);  // bit-plane R: e2m1 * 2^-14
+                const int eR = (h ? ref1 : ref0) - 127 + kRExpBias;
                 const bool nR = (nan_r >> h) & 1;
                 float v0 = ldexpf(acc[4 * i + 2 * h], eR + eS0);
                 float v1 = ldexpf(acc[4 * i + 2 * h + 1], eR + eS1);
