@@ -32,7 +32,8 @@ struct LaunchPlan {
                                   // launch has a counter buffer (counter_slots)
     size_t counter_slots = 0;     // sm90v1 split-K: uint32 tile counters (tiles_m x tiles_n) the kernel
                                   // counts in DevicePointers::counters, when that is not 0
-    Dim3 pre_grid{0, 1, 1};       // pre-pass ABIs: (ceil(rows / 8), 1, 1), rows = Mr + Nr (pp1) or Mr (pa1);
+    Dim3 pre_grid{0, 1, 1};       // pre-pass ABIs: (ceil(rows / 8), 1, 1), rows = Mr + Nr (pp1); pa1:
+                                  // (ceil(Mr / 8), ceil(K / F4GEMM_SM90PA_PREPASS_SLICE_K), 1);
                                   // x = 0: no pre-pass launch
     Dim3 pre_block{0, 1, 1};      // pre-pass ABIs: (256, 1, 1)
     Dim3 bconv_grid{0, 1, 1};   // sm90pp2: (kBconvCtas, 1, 1), <knl_name>_bconv beside the GEMM; x = 0: none

@@ -74,6 +74,12 @@ typedef struct F4gemmSm90Args {
 #define F4GEMM_SM90PA_PARTIALS_OFFSET(m, k, tile_m) \
     ((F4GEMM_SM90PA_ROWS(m, tile_m) * (k) + 4 * F4GEMM_SM90PA_ROWS(m, tile_m) + 255) / 256 * 256)
 
+/* The sm90pa1 A pre-pass splits each row's K into slices of this many elements, one warp per (row, slice),
+ * one 32-element scale block per lane: grid (ceil(Mr / 8), ceil(K / F4GEMM_SM90PA_PREPASS_SLICE_K), 1). A
+ * warp per whole row left the pre-pass on Mr / 8 SMs (16 at M = 128: 12.5 us at K = 16384, docs/PERF.md entry
+ * 62). The kernel strides its blocks by the grid's y extent, so any y extent converts every block. */
+#define F4GEMM_SM90PA_PREPASS_SLICE_K 1024
+
 /* A code object whose kernels all wait for the kernels ahead of them on the stream (PTX griddepcontrol.wait)
  * before they touch global memory defines this global (kernels/sm90a/sm90_common.cuh): the host then
  * launches them early (programmatic dependent launch, docs/KERNELS_SM90.md "Launch overlap"). A code

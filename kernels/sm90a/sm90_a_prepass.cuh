@@ -8,11 +8,13 @@
 namespace f4gemm {
 namespace sm90 {
 
-// Grid = ceil(Mr / 8) CTAs of 256 threads, one warp per A row (padded rows included: they are allocated,
-// zero data, scale 0x7F). Lane u of a row converts scale block u (16 bytes of fp4) with the folding LUT into
-// the S image (Mr / tile_m, K / 128, tile_m, 128) e5m2, SW128, in the k order of the ws kernels' S side
-// (block j of a 128-K slab in chunks 2j (lo words) and 2j + 1 (hi words)), and writes the row word
-// (reference, NaN, wide) at byte Mr * K.
+// Grid = (ceil(Mr / 8), ceil(K / F4GEMM_SM90PA_PREPASS_SLICE_K)) CTAs of 256 threads, one warp per (A row,
+// K slice) (padded rows included: they are allocated, zero data, scale 0x7F). Every warp scans its row's
+// scales over the whole K (the reference is the row's), then lane u of slice y converts scale blocks
+// 32 y + u, 32 (y + Y) + u, ... (Y = gridDim.y: one block per lane at the host's Y; any Y covers every block)
+// with the folding LUT into the S image (Mr / tile_m, K / 128, tile_m, 128) e5m2, SW128, in the k order of
+// the ws kernels' S side (block j of a 128-K slab in chunks 2j (lo words) and 2j + 1 (hi words)). Slice 0
+// writes the row word (reference, NaN, wide) at byte Mr * K.
 __device__ __forceinline__ void a_prepass_s_image(const F4gemmSm90Args& args, int tile_m, int tile_n) {
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, tile_m, tile_n);
@@ -23,10 +25,10 @@ __device__ __forceinline__ void a_prepass_s_image(const F4gemmSm90Args& args, in
     const uint8_t* src = p.A + (size_t)row * p.lda;
     const uint8_t* sc = p.sA + (size_t)row * p.ldsa;
     const RowRef rr = scan_row(sc, p.K / 256, lane, 32, true);
-    if (lane == 0) rows[row] = row_word(rr);
+    if (lane == 0 && blockIdx.y == 0) rows[row] = row_word(rr);
     const int t = row / tile_m, r = row % tile_m, sw = r & 7;
     uint8_t* tile = ws + (size_t)t * tile_m * p.K;
-    for (int u = lane; u < p.K / 32; u += 32) {
+    for (int u = (int)blockIdx.y * 32 + lane; u < p.K / 32; u += 32 * (int)gridDim.y) {
         const uint4 x = __ldg(reinterpret_cast<const uint4*>(src) + u);
         const uint32_t e = __ldg(sc + u);
         uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = make_uint4(0u, 0u, 0u, 0u);  // NaN block: zeros

@@ -117,6 +117,9 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
         p.workspace_bytes = kc.abi == KernelAbi::Sm90pa1 ? sm90pa_workspace_bytes(kc, m, n, k, p.gdz)
                                                          : sm90pp_workspace_bytes(kc, m, n, k);
         p.pre_grid.x = static_cast<unsigned>(ceil_div(rows, size_t(kPrepassThreads / 32)));
+        if (kc.abi == KernelAbi::Sm90pa1)  // A alone: a warp per (row, K slice), docs/ABI_SM90.md
+            p.pre_grid.y = static_cast<unsigned>(
+                ceil_div(static_cast<size_t>(K), size_t(F4GEMM_SM90PA_PREPASS_SLICE_K)));
         p.pre_block.x = kPrepassThreads;
     }
     if (has_bconv(kc.abi)) {

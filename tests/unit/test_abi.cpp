@@ -446,8 +446,16 @@ TEST(Abi, Sm90pa1LaunchPlanConvertsAOnly) {
     EXPECT_EQ(p.grid.x, 17u);
     EXPECT_EQ(p.grid.y, 3u);
     EXPECT_EQ(p.pre_grid.x, 48u);
+    EXPECT_EQ(p.pre_grid.y, 1u);  // one K slice of F4GEMM_SM90PA_PREPASS_SLICE_K = 1024
+    EXPECT_EQ(p.pre_grid.z, 1u);
     EXPECT_EQ(p.pre_block.x, 256u);
     EXPECT_EQ(p.workspace_bytes, size_t(384) * 1024 + 4 * 384);
+    // A warp per (row, K slice): K = 16384 -> 16 slices, K = 1280 -> 2 (the last one a quarter full). The
+    // sm90pp1 pre-pass keeps a warp per row (its B items fill the SMs).
+    EXPECT_EQ(make_launch_plan(k, 128, 16384, 16384, 0, false).pre_grid.y, 16u);
+    EXPECT_EQ(make_launch_plan(k, 128, 16384, 16384, 0, false).pre_grid.x, 16u);
+    EXPECT_EQ(make_launch_plan(k, 128, 512, 1280, 0, false).pre_grid.y, 2u);
+    EXPECT_EQ(make_launch_plan(pp_128x128(), 128, 512, 16384, 0, false).pre_grid.y, 1u);
     EXPECT_EQ(sm90pa_workspace_bytes(k, 300, 512, 1024), size_t(384) * 1024 + 4 * 384);
     EXPECT_FALSE(p.zero_workspace);
     EXPECT_TRUE(has_prepass(KernelAbi::Sm90pa1));
@@ -460,6 +468,7 @@ TEST(Abi, Sm90pa1LaunchPlanConvertsAOnly) {
     EXPECT_EQ(s.grid.z, 4u);
     EXPECT_EQ(s.k_per_split, 256);
     EXPECT_EQ(s.pre_grid.x, 48u);
+    EXPECT_EQ(s.pre_grid.y, 1u);  // the pre-pass converts the whole K whatever the split
     const size_t image = size_t(384) * 1024 + 4 * 384, offset = (image + 255) / 256 * 256;
     EXPECT_EQ(offset, size_t(394752));
     EXPECT_EQ(sm90pa_partials_offset(k, 300, 1024), offset);
