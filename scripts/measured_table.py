@@ -5,9 +5,10 @@ candidate the screen dropped, its screening time (screen 1). A later log's row r
 (M, N, K, kernel, split). Rows are written sorted; the header comment is the caller's (--comment, one line per '#').
 
 Usage: scripts/measured_table.py LOG [LOG ...] [--min-m M] [--max-m M] [--exclude REGEX] [--exclude-shape MxNxK ...]
-       [--rename OLD=NEW ...] [--comment TEXT] -o OUT.csv
+       [--rename OLD=NEW ...] [--late LOG ...] [--comment TEXT] -o OUT.csv
 --rename gives a kernel timed under a lab name the name it ships under (applied after --exclude, which sees the
-lab names).
+lab names). --late logs are read after all LOGS with neither --exclude nor --rename: a newer log of shipped names
+whose kernel an older log's lab filter would drop.
 Example (tests/data/decode_measured.csv, session 10):
   scripts/measured_table.py docs/results/2026-12-01c/tune_sk.log --max-m 16 --exclude '_sk\\.cubin' -o a.csv
   scripts/measured_table.py docs/results/2026-12-01c/tune_mid.log --min-m 32 --exclude 'ws_swap_32x128_fs_p' -o b.csv
@@ -48,6 +49,9 @@ def main(argv=None):
                     help="leave out a cell (repeatable): one whose pick the logs did not time")
     ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
                     help="a code object's lab name and the name it ships under (repeatable)")
+    ap.add_argument("--late", action="append", default=[], metavar="LOG",
+                    help="a log read after LOGS, its kernels already under their shipped names: --exclude and "
+                         "--rename (which name the lab kernels of older logs) do not apply to it (repeatable)")
     ap.add_argument("--comment", default="", help="header comment (lines split on '\\n')")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
@@ -61,6 +65,11 @@ def main(argv=None):
     rows = {}
     for path in a.logs:
         if read_log(path, rows, a.min_m, a.max_m, a.exclude, set(a.exclude_shape), rename) == 0:
+            print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
+                  "pass an `f4gemm tune` log", file=sys.stderr)
+            return 1
+    for path in a.late:
+        if read_log(path, rows, a.min_m, a.max_m, "", set(a.exclude_shape), {}) == 0:
             print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
                   "pass an `f4gemm tune` log", file=sys.stderr)
             return 1

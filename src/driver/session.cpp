@@ -467,28 +467,40 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // The wgmma decode tiles at M = 33..64 (dec kernels of 128 weight rows: dec_16x128_wg12,
     // dec_32x128_wg12_c2), which run ceil(M / tile_M) row tiles, each streaming its weight rows once: where
     // their CTAs, a row tile weighed by its rows (M = 48 on 32-row tiles: 1.5 per weight tile), fill more
-    // than half of the CTA slots in one wave, the one with the most such CTAs runs, unless the pick is a
-    // promoted A pre-pass tile (cv_64x64_p, cv_64x80_p: 31.4 and 39.8 us at 64 x 8192^2 and 48 x 10240 x
-    // 8192, against 33.3 and 44.5) that already fills more than half in one wave. Measured (PERF.md entry 57,
-    // docs/results/2026-12-02b/call2/tune_m33_64.log): 64 x 8192 x 28672 93.2 us on dec_32x128_wg12_c2 (128
-    // CTAs) against 118.9 for the half-height swap kernel; 64 x 4096 x 14336 35.8 on dec_16x128_wg12 (128)
-    // against 42.2 for the swap kernel in 2 splits; 48 x 10240 x 8192 44.5 on the 32-row tile (120 weighed)
-    // against 52.4 on pab_64x128; where they would take a second wave (64 x 10240 x 8192, 160 CTAs: 62.0
-    // against 52.4) or fill half or less (64 x 1024 x 4096) they lose.
+    // than half of the CTA slots in one wave, the one with the most such CTAs runs, unless the pick is an
+    // A pre-pass tile (cv_64x64_p, cv_64x80_p: 31.4 and 39.8 us at 64 x 8192^2 and 48 x 10240 x 8192,
+    // against 33.3 and 44.5; since session 27 the exact ones too, cv_64x80: 37.1 against 43.8 at 48 x 10240 x
+    // 8192, PERF.md entry 62) that already fills more than half in one wave, its splits counted. Since
+    // session 27 the 64-row A pre-pass tile of the request's mode competes on the same count in the
+    // largest split that keeps one wave and 8192 of K per split, and wins a tie as the taller tile: 64 x 8192
+    // x 28672 exact pab_64x128 in 2 splits 82.3 us against 93.0 for dec_32x128_wg12_c2 (128 CTAs each).
+    // Measured (PERF.md entry 57, docs/results/2026-12-02b/call2/tune_m33_64.log): 64 x 8192 x 28672 93.2 us
+    // on dec_32x128_wg12_c2 (128 CTAs) against 118.9 for the half-height swap kernel; 64 x 4096 x 14336 35.8
+    // on dec_16x128_wg12 (128) against 42.2 for the swap kernel in 2 splits; 48 x 10240 x 8192 44.5 on the
+    // 32-row tile (120 weighed) against 52.4 on pab_64x128; where they would take a second wave (64 x 10240 x
+    // 8192, 160 CTAs: 62.0 against 52.4) or fill half or less (64 x 1024 x 4096) they lose.
     if (ours && h.index >= 0 && q.log2_k_split == 0 && q.num_cu > 0 && q.m > 32 && q.m <= 64) {
         const KernelConfig& pick = m.kernels[size_t(h.index)];
-        const bool pick_fills = pick.abi == KernelAbi::Sm90pa1 && pick.accum == Accum::Promoted &&
-                                fills_half_in_one_wave(double(tiles_of(pick, q)), cta_slots(pick, q));
+        const bool pick_fills =
+            pick.abi == KernelAbi::Sm90pa1 &&
+            fills_half_in_one_wave(double(tiles_of(pick, q) << h.log2_k_split), cta_slots(pick, q));
         const long rows = (q.m + 7) / 8 * 8;
         int best = -1, best_l = 0;
         double best_ctas = 0;
         for (size_t i = 0; i < m.kernels.size() && !pick_fills; ++i) {
             const KernelConfig& kc = m.kernels[i];
-            if (!servable(kc) || !offered_for_m(kc, q.m) || kc.decode_round <= 0 || kc.tile_n != 128 ||
-                kc.tile_m > 32)
+            // The 64-row A pre-pass tile of the request's mode (pab_64x128, pab_64x128_p) competes too, split
+            // as far as one wave allows with at least 8192 of K per split.
+            const bool prepass = kc.abi == KernelAbi::Sm90pa1 && kc.split_k && kc.tile_m == 64 &&
+                                 kc.tile_n == 128 && in_pool(kc) && offered_for_m(kc, q.m);
+            if (!prepass && (!servable(kc) || !offered_for_m(kc, q.m) || kc.decode_round <= 0 ||
+                             kc.tile_n != 128 || kc.tile_m > 32))
                 continue;
-            const int l = kc.split_k ? decode_split(kc, q) : 0;
-            if (kc.split_k && l == 0) continue;  // unsplit, the split twin is its unsplit twin
+            const int l = prepass
+                              ? largest_split(tiles_of(kc, q), cta_slots(kc, q), kernel_k(kc, q.k), 2, 8192)
+                          : kc.split_k ? decode_split(kc, q)
+                                       : 0;
+            if (!prepass && kc.split_k && l == 0) continue;  // unsplit, the split twin is its unsplit twin
             const double ctas =
                 double(rows) / kc.tile_m * double((q.n + kc.tile_n - 1) / kc.tile_n) * (1 << l);
             if (!fills_half_in_one_wave(ctas, cta_slots(kc, q))) continue;
@@ -503,9 +515,12 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         if (best >= 0 && (best != h.index || best_l != h.log2_k_split)) {
             steps.push_back(
                 {best, 1 << best_l, true,
-                 fmt::format("wgmma decode tiles: {:.0f} CTAs weighed by their rows{} fill more than "
+                 fmt::format("{}: {:.0f} CTAs weighed by their rows{} fill more than "
                              "half of {} CTA slots in one wave; {} runs instead of {} (f4gemm "
                              "sm_90a policy, docs/HEURISTIC.md)",
+                             m.kernels[size_t(best)].abi == KernelAbi::Sm90pa1
+                                 ? "wgmma decode tiles and the 64-row A pre-pass tile"
+                                 : "wgmma decode tiles",
                              best_ctas, best_l ? fmt::format(" in {} splits of K", 1 << best_l) : "",
                              cta_slots(m.kernels[size_t(best)], q), m.kernels[size_t(best)].co_name,
                              pick.co_name)});

@@ -88,12 +88,14 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-02b", "call3", "tune_ctr1_2.log"),
                         os.path.join(res, "2026-12-02b", "call3", "tune_pab.log"),
                         os.path.join(res, "2026-12-02d", "call1", "tune_m33_64.log"),
-                        os.path.join(res, "2026-12-02e", "call4", "tune_m33_64_exact.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-02e", "call4", "tune_m33_64_exact.log"),
+                        os.path.join(res, "2026-12-02f", "call2", "tune_m33_64_ex.log"),
+                        os.path.join(res, "2026-12-02f", "call2", "tune_m33_64_pr.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
     assert table == _rows(a) + _rows(b)
-    assert len(table) == 2493
+    assert len(table) == 2549
 
 
 def test_the_grid_table_is_its_logs(script, tmp_path):
@@ -109,6 +111,8 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-02c", "call5", "t_p128_1.log"),
                         os.path.join(res, "2026-12-02d", "call3", "tune_split.log"),
                         os.path.join(res, "2026-12-02e", "call3", "t_ex_1.log"), "--min-m", "128",
+                        "--late", os.path.join(res, "2026-12-02f", "call2", "tune_grid_ex.log"),
+                        "--late", os.path.join(res, "2026-12-02f", "call2", "tune_grid_pr.log"),
                         "--exclude-shape", "128x8192x8192", "--exclude-shape", "128x4096x14336",
                         "--exclude-shape", "256x8192x8192",
                         "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b|cv_128x80_c1",
@@ -117,14 +121,16 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
                         "-o", str(out)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "grid_measured.csv"))
     assert table == _rows(out)
-    assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,46.5,0" in table
     # session 24's pab_128x128 (B_WG0 1, timed as pab_128x128_b) replaced its older row of the same cell, and
     # session 26's (call 3, EPI 1) that one
-    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,115.86,0" in table
-    # session 25's split A pre-pass tile, the exact pick of 128 x 8192 x 28672, re-timed in session 26 (EPI 1)
-    assert "128,8192,28672,f4gemm_sm90a_pab_128x128.cubin,1,120.18,0" in table
-    # session 26's exact converter tile at N = 10240
-    assert "128,10240,8192,f4gemm_sm90a_cv_128x80.cubin,0,52.89,0" in table
+    # session 27's (its A pre-pass split over K) that one
+    assert "128,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,107.17,0" in table
+    # session 25's split A pre-pass tile, the exact pick of 128 x 8192 x 28672, re-timed in session 27
+    assert "128,8192,28672,f4gemm_sm90a_pab_128x128.cubin,1,103.45,0" in table
+    # session 26's exact converter tile at N = 10240, re-timed in session 27; the --late log's cv_128x80_p row is
+    # kept although --exclude names that code object (the lab build of session 14 it drops)
+    assert "128,10240,8192,f4gemm_sm90a_cv_128x80.cubin,0,48.68,0" in table
+    assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,42.77,0" in table
 
 
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):
@@ -158,3 +164,20 @@ def test_tune_subset_refuses_what_it_cannot_tune(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("tune_subset.sh: no ")
     assert not log.exists()
+
+
+def test_a_late_log_is_read_last_without_the_lab_filters(script, tmp_path):
+    """--late: read after every LOG, neither --exclude nor --rename applied (its kernels already carry their shipped
+    names), --min-m, --max-m and --exclude-shape still applied."""
+    a, b, out = tmp_path / "a.log", tmp_path / "b.log", tmp_path / "t.csv"
+    a.write_text(LOG1)
+    b.write_text(LOG2)
+    assert script.main([str(a), "--exclude", r"dec_16x64_m2", "--rename",
+                        "f4gemm_sm90a_dec_16x64_m2.cubin=f4gemm_sm90a_other.cubin", "--late", str(b),
+                        "-o", str(out)]) == 0
+    rows = [line for line in out.read_text().splitlines() if not line.startswith(("#", "M,"))]
+    # LOG1's dec rows excluded (its other kernel kept), LOG2's dec row kept under its own name
+    assert rows == ["1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,0,15.9,0",
+                    "64,8192,8192,f4gemm_sm90a_x_sk.cubin,0,99.0,0"]
+    # a late log with no timing lines left after the filters is an error like any other
+    assert script.main([str(a), "--late", str(b), "--exclude-shape", "1x8192x8192", "-o", str(out)]) == 1

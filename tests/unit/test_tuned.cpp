@@ -520,8 +520,14 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // and at 33..48 x 10240, PERF.md entry 57)
     EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_cv_64x128");
     EXPECT_EQ(pick(m, 64, 10240, 8192), "f4gemm_sm90a_cv_64x80");  // 160 CTAs of the 32-row tile: 2 waves
-    EXPECT_EQ(pick(m, 33, 10240, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");  // 1.25 x 80 weighed
-    EXPECT_EQ(pick(m, 64, 8192, 28672), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    // Since session 27 (PERF.md entry 62: the A pre-pass split over K) an exact A pre-pass tile that fills
+    // more than half of the SMs in one wave keeps its cell as the promoted ones did (48 x 10240 x 8192:
+    // cv_64x80 37.1 us against 43.8 for the 32-row wgmma tile), and the 64-row A pre-pass tile competes with
+    // the wgmma decode tiles in its split (64 x 8192 x 28672: 82.3 us in 2 splits against 93.0)
+    EXPECT_EQ(pick(m, 33, 10240, 8192), "f4gemm_sm90a_cv_64x80");
+    Selection pa;
+    EXPECT_EQ(pick(m, 64, 8192, 28672, false, &pa), "f4gemm_sm90a_pab_64x128");
+    EXPECT_EQ(pa.log2_k_split, 1);
     EXPECT_EQ(pick(m, 64, 8192, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(pick(m, 64, 4096, 4096), "f4gemm_sm90a_dec_16x128_wg12");
     EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");  // the 16-row tile: 160 CTAs
@@ -562,14 +568,17 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     const std::string half = steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
     EXPECT_NE(half.find("skip: same tile as f4gemm_sm90a_cv_64x128.cubin"), std::string::npos) << half;
     EXPECT_EQ(half.find("fill at most half"), std::string::npos) << half;
-    // Where the rules end on a swap kernel, the wgmma decode tiles' rule names its switch.
-    const std::string wg = steps_of(48, 10240, 8192, Accum::Exact, &why_sel);
+    // The wgmma decode tiles' rule names its switch; an A pre-pass tile that fills the SMs is not switched.
+    const std::string wg = steps_of(64, 8192, 28672, Accum::Exact, &why_sel);
     EXPECT_NE(
-        wg.find("wgmma decode tiles: 120 CTAs weighed by their rows fill more than half of 132 CTA slots "
-                "in one wave; f4gemm_sm90a_dec_32x128_wg12_c2.cubin runs instead of "
-                "f4gemm_sm90a_cv_64x80.cubin"),
+        wg.find("wgmma decode tiles and the 64-row A pre-pass tile: 128 CTAs weighed by their rows in 2 "
+                "splits of K fill more than half of 132 CTA slots in one wave; f4gemm_sm90a_pab_64x128.cubin "
+                "runs instead of f4gemm_sm90a_dec_32x128_wg12_c2.cubin"),
         std::string::npos)
         << wg;
+    const std::string keep = steps_of(48, 10240, 8192, Accum::Exact, &why_sel);
+    EXPECT_EQ(keep.find("wgmma decode tiles"), std::string::npos) << keep;
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x80");
     steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2");
     EXPECT_EQ(why_sel.log2_k_split, 0);
