@@ -268,8 +268,9 @@ int run(const RunOptions& o) try {
             say("packed weight: K padded to {} inside W and the A operand (zero blocks add exactly 0)",
                 choice.launch_k);
         if (plan.pre_grid.x)
-            say("pre-pass {}{}: grid = ({}, 1, 1) x {} threads, workspace {} bytes", kc.knl_name,
-                kPrepassSuffix, plan.pre_grid.x, plan.pre_block.x, plan.workspace_bytes);
+            say("pre-pass {}{}: grid = ({}, {}, {}) x {} threads, workspace {} bytes", kc.knl_name,
+                kPrepassSuffix, plan.pre_grid.x, plan.pre_grid.y, plan.pre_grid.z, plan.pre_block.x,
+                plan.workspace_bytes);
         if (o.dry_run) return 0;
     } else {
         if (o.dry_run) return 0;

@@ -76,7 +76,7 @@ inline bool has_bconv(KernelAbi abi) {
 constexpr unsigned kBconvThreads = 256;  // sm90pp2's _bconv: 8 warps per CTA
 constexpr unsigned kBconvCtas = 32;      // and this many CTAs (docs/PERF.md entry 44)
 constexpr const char* kBconvSuffix = "_bconv";
-constexpr unsigned kPrepassThreads = 256;  // one warp per row (sm90pp1, sm90pa1)
+constexpr unsigned kPrepassThreads = 256;  // 8 warps: a row each (sm90pp1), a (row, K slice) each (sm90pa1)
 constexpr const char* kPrepassSuffix = "_prepass";
 
 struct DevicePointers {

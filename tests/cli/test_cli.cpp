@@ -176,6 +176,22 @@ TEST(Cli, DryRunPrintsThePrepassLaunch) {
                          "threads, workspace 2631680 bytes\n"),
               std::string::npos)
         << r.out;
+    // The A pre-pass of sm90pa1 runs a warp per (row, 1024 of K): M=128 K=16384 gives 16 x 16 CTAs, and the
+    // line says so (it printed y = 1 until session 27). Same folder, the row of an sm90pa1 kernel.
+    TempDir pa;
+    {
+        std::ofstream f(pa / "f4gemm_bf16_per1x32Fp4.csv");
+        f << "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
+             "scale_layout\n"
+             "128,128,1,0,f4gemm_sm90a_pab_128x128,f4gemm_sm90a_pab_128x128.cubin,sm_90a,384,137424,sm90pa1,"
+             "frag16s,plain\n";
+    }
+    r = f4("--dry-run --num-cu 132 --co-dir " + (pa / "") + " -m 128 -n 16384 -k 16384");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(
+        r.out.find("[f4gemm] pre-pass f4gemm_sm90a_pab_128x128_prepass: grid = (16, 16, 1) x 256 threads"),
+        std::string::npos)
+        << r.out;
     // Kernels of the other ABIs print no pre-pass line.
     r = f4("--dry-run " + kAiter + " --num-cu 256 -m 8192 -n 8192 -k 8192");
     EXPECT_EQ(r.rc, 0) << r.err;
