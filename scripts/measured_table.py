@@ -63,13 +63,9 @@ def main(argv=None):
             return 2
         rename[old] = new
     rows = {}
-    for path in a.logs:
-        if read_log(path, rows, a.min_m, a.max_m, a.exclude, set(a.exclude_shape), rename) == 0:
-            print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
-                  "pass an `f4gemm tune` log", file=sys.stderr)
-            return 1
-    for path in a.late:
-        if read_log(path, rows, a.min_m, a.max_m, "", set(a.exclude_shape), {}) == 0:
+    # LOGS with the lab filters, then the --late logs without them
+    for path, exclude, names in [(p, a.exclude, rename) for p in a.logs] + [(p, "", {}) for p in a.late]:
+        if read_log(path, rows, a.min_m, a.max_m, exclude, set(a.exclude_shape), names) == 0:
             print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
                   "pass an `f4gemm tune` log", file=sys.stderr)
             return 1
