@@ -65,7 +65,13 @@ def main(argv=None):
     rows = {}
     # LOGS with the lab filters, then the --late logs without them
     for path, exclude, names in [(p, a.exclude, rename) for p in a.logs] + [(p, "", {}) for p in a.late]:
-        if read_log(path, rows, a.min_m, a.max_m, exclude, set(a.exclude_shape), names) == 0:
+        try:
+            n = read_log(path, rows, a.min_m, a.max_m, exclude, set(a.exclude_shape), names)
+        except OSError as e:
+            print(f"measured_table.py: cannot read {path} ({e.strerror}): pass an `f4gemm tune` log",
+                  file=sys.stderr)
+            return 2
+        if n == 0:
             print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
                   "pass an `f4gemm tune` log", file=sys.stderr)
             return 1

@@ -181,3 +181,15 @@ def test_a_late_log_is_read_last_without_the_lab_filters(script, tmp_path):
                     "64,8192,8192,f4gemm_sm90a_x_sk.cubin,0,99.0,0"]
     # a late log with no timing lines left after the filters is an error like any other
     assert script.main([str(a), "--late", str(b), "--exclude-shape", "1x8192x8192", "-o", str(out)]) == 1
+
+
+def test_a_missing_log_is_a_one_line_error(script, tmp_path, capsys):
+    """A log that cannot be read, as LOGS or --late, names itself and exits 2 (no traceback, no output file)."""
+    a, out = tmp_path / "a.log", tmp_path / "t.csv"
+    a.write_text(LOG1)
+    missing = str(tmp_path / "missing.log")
+    assert script.main([missing, "-o", str(out)]) == 2
+    assert f"cannot read {missing}" in capsys.readouterr().err
+    assert script.main([str(a), "--late", missing, "-o", str(out)]) == 2
+    assert f"cannot read {missing}" in capsys.readouterr().err
+    assert not out.exists()
