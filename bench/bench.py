@@ -85,9 +85,12 @@ def f4_untuned(mode):
     return f4_system(mode) + "_untuned"
 
 
-def promoted_cw(lib, k_launch):
-    """c_w of the promoted bound for the K a kernel sees, from the library (include/f4gemm/accum.hpp)."""
-    return float(lib.f4gemm_promoted_cw(ctypes.c_size_t(k_launch)))
+def kernel_cw(f4, kern, k):
+    """c_w of the promoted bound for kernel `kern` at reduction K = k (the K it sees, the K of its FP8 chains),
+    from the library (include/f4gemm/accum.hpp)."""
+    cw = float(f4.lib.f4gemm_kernel_cw(f4.h, kern, k))
+    f4._err(cw < 0, "f4gemm_kernel_cw")
+    return cw
 
 
 
@@ -141,10 +144,8 @@ class F4gemm:
         L.f4gemm_kernel_b_layout.restype = ctypes.c_char_p
         L.f4gemm_kernel_b_layout.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.f4gemm_kernel_accum.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        L.f4gemm_promoted_cw.argtypes = [ctypes.c_size_t]
-        L.f4gemm_kernel_k.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-        L.f4gemm_kernel_k.restype = ctypes.c_int
-        L.f4gemm_promoted_cw.restype = ctypes.c_double
+        L.f4gemm_kernel_cw.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        L.f4gemm_kernel_cw.restype = ctypes.c_double
         # h, m, n, k, splitk, accum, *kernel, *log2_k_split
         L.f4gemm_select.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.POINTER(ctypes.c_int)] * 2
         # h, kernel, log2_k_split, accum, m, n, k, alpha, beta, a, a_scale, w, c, d, stream
@@ -652,7 +653,7 @@ def main():
                  "max_rel_err": (diff[big] / ref.abs()[big]).max().item() if big.any() else 0.0,
                  "mismatches": int((diff > atol + 2e-2 * ref.abs()).sum().item()) + nan_bad}
             if mode == "promoted":
-                cw = promoted_cw(f4.lib, f4.lib.f4gemm_kernel_k(f4.h, kern, k))
+                cw = kernel_cw(f4, kern, k)
                 excess = torch.nan_to_num((diff - ref.abs() * 2.0**-8).clamp_min(0), nan=0.0)
                 pos = mag > 0
                 c["c_w"] = cw

@@ -324,7 +324,8 @@ int run(const RunOptions& o) try {
                 choice.plan.gdz, tol.atol_frac);
         else if (kc && choice.plan.gdz > 1)
             say("note: {}-way splitK reduces in fp32 (workspace), tolerances unchanged", choice.plan.gdz);
-        const VerifyResult v = verify_result(problem, d, judge, choice.launch_k, bf16_split);
+        const VerifyResult v =
+            verify_result(problem, d, judge, choice.launch_k, bf16_split, kc ? chain_k(*kc) : 128);
         say("verify: max|ref|={:.4g}  max_abs_err={:.4g}  max_rel_err={:.4g}  mismatches={}/{}", v.max_ref,
             v.max_abs_err, v.max_rel_err, v.mismatches, v.total);
         j["verify"] = {{"accum", accum_name(judge)},   {"max_ref", v.max_ref},

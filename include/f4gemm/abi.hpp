@@ -51,8 +51,10 @@ LaunchPlan make_launch_plan(const KernelConfig& kc, int m, int n, int k, int log
 size_t sm90_workspace_bytes(const KernelConfig& kc, int m, int n, int gdz);
 
 // CTAs of this kernel that one sm_90 SM holds at once, by shared memory (228 KB per SM, 1 KB reserved per
-// CTA) and threads (2048 per SM), at least 1. Registers are not modeled: the configs built for two CTAs per
-// SM say so in __launch_bounds__ (MIN_BLOCKS), so their registers fit. Used by our selection policy.
+// CTA), threads (2048 per SM) and, where the kernel pins its launch register budget (the manifest's reg_ctas:
+// the setmaxnreg kernels), registers; at least 1. Used by our selection policy. (Before reg_ctas, a 4-stage
+// A pre-pass tile at 103 KB of shared memory counted as two CTAs per SM though its 384 threads x 168
+// registers take the whole register file: PERF.md entry 64.)
 int sm90_ctas_per_sm(const KernelConfig& kc);
 
 // sm90pp1 pre-pass workspace: e5m2 images of A (Mr x K) and B (Nr x K) bytes, then one uint32 per row

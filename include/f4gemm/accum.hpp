@@ -3,8 +3,8 @@
 //   exact     (the default) every result is the nearest bf16 of the exact alpha * A B^T + beta * C: each
 //             32-element scale block's product is exact and is added in fp32 (the bf16 output rounding is
 //             the only visible error).
-//   promoted  (opt-in) FP8 tensor-core partial sums over 128 K are promoted into fp32 once per chunk: faster,
-//             with a bounded error (promoted_cw below).
+//   promoted  (opt-in) FP8 tensor-core partial sums over a chain of 128 or 256 K (the kernel's promote_k) are
+//             promoted into fp32 once per chain: faster, with a bounded error (promoted_cw below).
 // An exact kernel meets the promoted bound (its contract is stricter), so a promoted request may run one; an
 // exact request never runs a promoted kernel.
 #pragma once
@@ -31,15 +31,22 @@ inline bool accum_allows(Accum request, Accum kernel) {
 }
 
 // The promoted mode's bound constant c_w for a launch of K = k_launch (the K the kernel sees: round_up(K,
-// 256) for the packed weight). Worst-case error of the promoted mode, per output:
+// 256) for the packed weight) by a kernel whose FP8 chains span chain_k (its promote_k: 128, or 256 for the
+// PIPE 3 tiles; a multiple of 32). Worst-case error of the promoted mode, per output:
 //   |d - ref| <= 2^-8 |ref| + c_w * |alpha| * sum_k |a_k b_k|      (scales applied; ref = alpha A B^T + beta
 //   C)
-// c_w = 133 * 2^-13 (the FP8 accumulator's truncation over the four k32 steps of one 128-K chunk, 131.8, and
-//       the bf16 rounding of that error, x (1 + 1/257))
-//     + ceil(k_launch / 128) * 2^-24 (the fp32 promotion adds). The derivation lives in docs/VERIFY.md,
-// "Promoted mode: the bound".
-inline double promoted_cw(size_t k_launch) {
-    return 133.0 * std::ldexp(1.0, -13) + double((k_launch + 127) / 128) * std::ldexp(1.0, -24);
+// c_w = C(n) * 2^-13 + ceil(k_launch / chain_k) * 2^-24, n = chain_k / 32 k32 steps per chain:
+//   C(n) = ceil(((1 + 32u)(1 + 33u)^(n-1) - 1) / u * (1 + 1/257) + 1/2), u = 2^-13: the FP8 accumulator's
+//   truncation over the chain's n steps (step 1 32 addends, then 33 each, every addend at most the chain's
+//   sum of magnitudes times 1 + the relative error so far), the bf16 rounding of that error, and half a u
+//   of slack for the fp32 adds' growth; C(4) = 133 (128-K chains), C(8) = 269 (256-K chains);
+// plus one 2^-24 per fp32 promotion add. The derivation lives in docs/VERIFY.md, "Promoted mode: the bound".
+inline double promoted_cw(size_t k_launch, size_t chain_k = 128) {
+    const double u = std::ldexp(1.0, -13);
+    const double steps = double(chain_k / 32);
+    const double eps = (1 + 32 * u) * std::pow(1 + 33 * u, steps - 1) - 1;  // the chain's relative truncation
+    const double chain = std::ceil(eps / u * (1 + 1.0 / 257) + 0.5);
+    return chain * u + double((k_launch + chain_k - 1) / chain_k) * std::ldexp(1.0, -24);
 }
 
 }  // namespace f4gemm

@@ -92,9 +92,10 @@ std::vector<float> reference_for(const Problem& p);
 MxReferenceAbs reference_abs_for(const Problem& p);
 // A result d (bf16 [m, n]) of problem p judged by the contract of mode `accum`: exact, verify_bf16 with
 // default_tolerance(bf16_split_reduction); promoted, verify_promoted_bf16 against reference_abs_for(p) with
-// c_w = promoted_cw(launch_k) (the K the kernel saw). The float64 references are computed here.
+// c_w = promoted_cw(launch_k, chain_k) (the K the kernel saw, the K of its FP8 chains: chain_k(kc)). The
+// float64 references are computed here.
 VerifyResult verify_result(const Problem& p, const std::vector<uint16_t>& d, Accum accum, int launch_k,
-                           bool bf16_split_reduction = false);
+                           bool bf16_split_reduction = false, size_t chain_k = 128);
 
 // How repeated runs are issued when timing. Loop: one by one from the host (the original asm_f4gemm's
 // method). Graph: recorded once into a graph that is then replayed (bench/bench.py's method), which leaves

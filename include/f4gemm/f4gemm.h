@@ -42,9 +42,12 @@ int f4gemm_kernel_info(const f4gemm_handle* h, int i, int* tile_m, int* tile_n, 
 const char* f4gemm_kernel_b_layout(const f4gemm_handle* h, int i);
 /* The accumulation mode kernel i implements (F4GEMM_ACCUM_*); -1 for a bad index. */
 int f4gemm_kernel_accum(const f4gemm_handle* h, int i);
-/* The promoted mode's bound constant c_w for a kernel that sees K = k_launch (docs/VERIFY.md section 7):
- * |d - ref| <= 2^-8 |ref| + c_w |alpha| sum_k |a_k b_k|. */
+/* The promoted mode's bound constant c_w for a kernel that sees K = k_launch and promotes every 128 K
+ * (docs/VERIFY.md section 7): |d - ref| <= 2^-8 |ref| + c_w |alpha| sum_k |a_k b_k|. */
 double f4gemm_promoted_cw(size_t k_launch);
+/* c_w of kernel i for a GEMM of reduction K = k: the K it sees and the K of its FP8 chains (128, or 256 for
+ * the tiles that promote every 256 K; the manifest's promote_k). -1 for a bad index or k <= 0. */
+double f4gemm_kernel_cw(const f4gemm_handle* h, int i, int k);
 /* The K kernel i sees for a GEMM of reduction K = k (round_up(k, 256) for the packed-weight kernels, k for
  * aiter's); -1 for a bad index or k <= 0. */
 int f4gemm_kernel_k(const f4gemm_handle* h, int i, int k);

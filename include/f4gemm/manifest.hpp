@@ -65,9 +65,23 @@ struct KernelConfig {
     // "accum": the accumulation mode the kernel implements (exact | promoted; include/f4gemm/accum.hpp). A
     // manifest without the column (aiter's, older builds) lists exact kernels only.
     Accum accum = Accum::Exact;
+    // "promote_k": a promoted kernel's FP8 chain between promotions, in K (128 or 256; a multiple of 32); 0
+    // (empty, or the column absent) means 128 for a promoted kernel and nothing for an exact one. The
+    // promoted bound's constant grows with it (promoted_cw, docs/VERIFY.md section 7): chain_k() below.
+    int promote_k = 0;
+    // "reg_ctas": the CTAs per SM the kernel's launch register budget allows where the kernel pins it (our
+    // setmaxnreg kernels: their __launch_bounds__ minimum blocks); 0 (empty, or the column absent): not
+    // pinned, sm90_ctas_per_sm counts shared memory and threads only.
+    int reg_ctas = 0;
     std::map<std::string, std::string> extra;  // any other column, verbatim
     int line = 0;                              // 1-based line in the CSV, for messages
 };
+
+// The K of kernel kc's FP8 chains for the promoted bound (promoted_cw(k_launch, chain_k(kc))): its promote_k,
+// or 128 (the exact kernels, whose results meet any promoted bound, and manifests without the column).
+inline size_t chain_k(const KernelConfig& kc) {
+    return kc.promote_k > 0 ? size_t(kc.promote_k) : 128;
+}
 
 struct Manifest {
     std::string path;                   // the CSV that was read

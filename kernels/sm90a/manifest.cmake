@@ -6,7 +6,9 @@
 # exported with F4GEMM_EXPORT_ROW (sm90_common.cuh), which the PTX spells
 #   .global .align 4 .u32 <knl_name>_<field> = <n>;
 # (`.global .align 4 .u32 <knl_name>_<field>;` when it is 0), so threads, smem_bytes, the tile, splitK, abi and
-# b_layout are never restated here or in CMakeLists.txt; likewise the accumulation mode it implements (accum).
+# b_layout are never restated here or in CMakeLists.txt; likewise the accumulation mode it implements (accum)
+# and, for a promoted kernel, the K of its FP8 chains (promote_k), and the CTAs per SM its pinned launch register
+# budget allows (reg_ctas).
 cmake_minimum_required(VERSION 3.19)
 
 if(NOT ENTRIES OR NOT OUT)
@@ -16,10 +18,11 @@ endif()
 set(abi_words sm90v1 sm90pp1 sm90pa1 sm90pp2)  # F4GEMM_ABI_* codes 0, 1, 2, 3
 set(b_layout_words plain frag16s)      # F4GEMM_B_* codes 0, 1
 set(accum_words exact promoted)        # F4GEMM_ACCUM_* codes 0, 1
-set(fields smem_bytes threads tile_m tile_n split_k abi b_layout accum)
+set(fields smem_bytes threads tile_m tile_n split_k abi b_layout accum promote_k reg_ctas)
 
 string(CONCAT csv "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
-    "scale_layout,max_m,min_m,priority,accum,cost_wave_k,cost_prepass,decode_round,decode_warps,decode_speed\n")
+    "scale_layout,max_m,min_m,priority,accum,cost_wave_k,cost_prepass,decode_round,decode_warps,decode_speed,"
+    "promote_k,reg_ctas\n")
 file(STRINGS "${ENTRIES}" entries)
 foreach(entry IN LISTS entries)
     string(REPLACE "," ";" e "${entry}")
@@ -65,6 +68,12 @@ foreach(entry IN LISTS entries)
     if(min_m EQUAL 0)
         set(min_m "")
     endif()
+    if(promote_k EQUAL 0)
+        set(promote_k "")  # an exact kernel
+    endif()
+    if(reg_ctas EQUAL 0)
+        set(reg_ctas "")  # registers not pinned by the kernel
+    endif()
     foreach(c cost_wave_k cost_prepass decode_round decode_warps decode_speed)
         if("${${c}}" STREQUAL "0")
             set(${c} "")  # no time model
@@ -72,7 +81,7 @@ foreach(entry IN LISTS entries)
     endforeach()
     string(APPEND csv "${tile_m},${tile_n},${split_k},0,${name},${name}.cubin,sm_90a,${threads},${smem_bytes},"
                       "${abi_word},${b_layout_word},plain,${max_m},${min_m},${priority},${accum_word},${cost_wave_k},"
-                      "${cost_prepass},${decode_round},${decode_warps},${decode_speed}\n")
+                      "${cost_prepass},${decode_round},${decode_warps},${decode_speed},${promote_k},${reg_ctas}\n")
 endforeach()
 
 file(WRITE "${OUT}" "${csv}")

@@ -37,9 +37,13 @@
 // The build reads them from the .ptx to write the manifest (kernels/sm90a/manifest.cmake), so each is
 // computed once, in the kernel source, and never restated in CMake; the selection policy's fields (priority,
 // max_m, min_m) come from kernels/sm90a/kernels.json. Not read at run time. Codes: abi 0 sm90v1, 1 sm90pp1,
-// 2 sm90pa1, 3 sm90pp2; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md).
-// With the row, F4GEMM_PDL_GLOBAL (kernarg.h), read at run time: every kernel of the source calls pdl_wait()
-// first.
+// 2 sm90pa1, 3 sm90pp2; b_layout 0 plain, 1 frag16s (the W body); accum 0 exact, 1 promoted (docs/VERIFY.md);
+// promote_k the K of one FP8 chain between promotions (128 or 256) of a promoted kernel, 0 for an exact one:
+// the promoted bound's constant grows with it (docs/VERIFY.md section 7); reg_ctas the CTAs per SM its launch
+// register budget allows where the kernel pins that budget (the setmaxnreg kernels: __launch_bounds__'
+// minimum blocks), 0 where it does not (the policy then counts shared memory and threads only,
+// sm90_ctas_per_sm). With the row, F4GEMM_PDL_GLOBAL (kernarg.h), read at run time: every kernel of the
+// source calls pdl_wait() first.
 #define F4GEMM_ABI_SM90V1 0
 #define F4GEMM_ABI_SM90PP1 1
 #define F4GEMM_ABI_SM90PA1 2
@@ -48,7 +52,8 @@
 #define F4GEMM_B_FRAG16S 1
 #define F4GEMM_ACCUM_EXACT 0
 #define F4GEMM_ACCUM_PROMOTED 1
-#define F4GEMM_EXPORT_ROW(knl_name, smem_bytes, threads, tile_m, tile_n, split_k, abi, b_layout, accum) \
+#define F4GEMM_EXPORT_ROW(knl_name, smem_bytes, threads, tile_m, tile_n, split_k, abi, b_layout, accum, \
+                          promote_k, reg_ctas)                                                          \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _smem_bytes) = (unsigned)(smem_bytes);    \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _threads) = (unsigned)(threads);          \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _tile_m) = (unsigned)(tile_m);            \
@@ -57,6 +62,8 @@
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _abi) = (unsigned)(abi);                  \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _b_layout) = (unsigned)(b_layout);        \
     extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _accum) = (unsigned)(accum);              \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _promote_k) = (unsigned)(promote_k);      \
+    extern "C" __device__ const unsigned F4GEMM_CAT(knl_name, _reg_ctas) = (unsigned)(reg_ctas);        \
     /* its kernels start with pdl_wait() (sm90_ptx.cuh): the host may launch them early (kernarg.h) */  \
     extern "C" __device__ const unsigned F4GEMM_PDL_GLOBAL = 1u
 

@@ -202,7 +202,7 @@ __device__ __forceinline__ void step(float (&f)[kAccRegs], int s, int j, uint8_t
 
 // No split-K (the A image covers the whole K, sm90pa1); B from W.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0, F4GEMM_ABI_SM90PA1,
-                  F4GEMM_B_FRAG16S, kExact ? F4GEMM_ACCUM_EXACT : F4GEMM_ACCUM_PROMOTED);
+                  F4GEMM_B_FRAG16S, kExact ? F4GEMM_ACCUM_EXACT : F4GEMM_ACCUM_PROMOTED, kExact ? 0 : 128, 1);
 
 F4GEMM_A_PREPASS_KERNEL(BLOCK_M, BLOCK_N)
 

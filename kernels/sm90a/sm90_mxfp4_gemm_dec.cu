@@ -734,7 +734,7 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
 
 // The CTA's warps split its K among themselves; DEC_SPLIT 1 also splits K across CTAs (gridDim.z). B from W.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kSplit ? 1 : 0, F4GEMM_ABI_SM90V1,
-                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_EXACT);
+                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_EXACT, 0, 0);
 
 extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {

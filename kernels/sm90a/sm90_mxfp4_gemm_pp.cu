@@ -292,7 +292,7 @@ struct BconvOrder {
 // No split-K (the pre-pass image covers the whole K); B from W.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0,
                   kBconv ? F4GEMM_ABI_SM90PP2 : F4GEMM_ABI_SM90PP1, F4GEMM_B_FRAG16S,
-                  kPromote > 0 ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
+                  kPromote > 0 ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT, 128 * kPromote, 1);
 
 // =============================================================================================
 // Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory; warp w of the grid is

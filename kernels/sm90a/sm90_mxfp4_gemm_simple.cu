@@ -19,7 +19,7 @@ static_assert(kTileM == f4gemm::sm90::kExactSub && kTileN == f4gemm::sm90::kExac
 
 // Plain B and its plain scales (the dev ladder's reference rung; the shipped kernels read W), any split-K.
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, f4gemm::sm90::kExactSmemBytes, kThreads, kTileM, kTileN, 1,
-                  F4GEMM_ABI_SM90V1, F4GEMM_B_PLAIN, F4GEMM_ACCUM_EXACT);
+                  F4GEMM_ABI_SM90V1, F4GEMM_B_PLAIN, F4GEMM_ACCUM_EXACT, 0, 0);
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {

@@ -93,7 +93,10 @@
 //            chain's wgmmas issue back to back (PERF.md entry 33). 2 (PARTS 2, K_STAGE 128): as 1, and the
 //            two parts pipelined over pairs of chains: each part's 4-wgmma chain is its own commit group,
 //            part 0 is promoted while part 1 still runs and the pair's next part 0 is issued before part 1 is
-//            promoted; the queue drains once per pair instead of once per chain (PERF.md entry 58).
+//            promoted; the queue drains once per pair instead of once per chain (PERF.md entry 58). (A value
+//            3, each part one chain over a pair of stages, promoted every 256 K, measured 0.93-0.97x the time
+//            and a constant of 2^-10.5 on Gaussian data with outlier channels, above the 2^-11 the promoted
+//            mode holds: removed, PERF.md entry 65.)
 #ifndef F4GEMM_PIPE
 #define F4GEMM_PIPE 0
 #endif
@@ -256,7 +259,7 @@ using ScaleWord = typename std::conditional<kSteps == 8, uint64_t, uint32_t>::ty
 // A's whole K, and the partials follow the image in the workspace (partials_after_a_image).
 F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, 1,
                   kAPreS ? F4GEMM_ABI_SM90PA1 : F4GEMM_ABI_SM90V1, kRFrag ? F4GEMM_B_FRAG16S : F4GEMM_B_PLAIN,
-                  kPromote ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT);
+                  kPromote ? F4GEMM_ACCUM_PROMOTED : F4GEMM_ACCUM_EXACT, kPromote ? 128 : 0, kMinBlocks);
 
 #if F4GEMM_A_PREPASS
 // Pre-pass: A into the S image (sm90_a_prepass.cuh), the chunks WG0 would write for the S side.

@@ -155,6 +155,7 @@ int sm90_ctas_per_sm(const KernelConfig& kc) {
     long c = kMaxCtas;
     if (kc.smem_bytes > 0) c = std::min(c, kSmemPerSm / (long(kc.smem_bytes) + kReservedPerCta));
     if (kc.threads > 0) c = std::min(c, kThreadsPerSm / long(kc.threads));
+    if (kc.reg_ctas > 0) c = std::min(c, long(kc.reg_ctas));  // the launch register budget the kernel pins
     return int(std::max(1L, c));
 }
 

@@ -1,7 +1,8 @@
 // The kernel manifest: aiter's f4gemm_bf16_per1x32Fp4.csv parsed by header name, plus our extra
-// columns (arch, threads, smem_bytes, abi, b_layout, scale_layout, max_m, min_m, priority, accum). Ported
-// from asm_f4gemm's load_configs (f4gemm.hpp); unlike it, a malformed row is an error naming <file>:<line>
-// instead of being skipped silently, and integers must parse fully (atoi accepted "12abc" as 12).
+// columns (arch, threads, smem_bytes, abi, b_layout, scale_layout, max_m, min_m, priority, accum, promote_k,
+// reg_ctas). Ported from asm_f4gemm's load_configs (f4gemm.hpp); unlike it, a malformed row is an error
+// naming <file>:<line> instead of being skipped silently, and integers must parse fully (atoi accepted
+// "12abc" as 12).
 #include "f4gemm/manifest.hpp"
 
 #include <sys/stat.h>
@@ -221,6 +222,24 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                     kc.priority =
                         parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (lower = preferred)"},
                                   source, line_no);
+            } else if (name == "reg_ctas") {
+                if (!v.empty())
+                    kc.reg_ctas = parse_int(
+                        v, name,
+                        {0, 64, "must be 0..64 (CTAs per SM the registers allow; empty or 0: not pinned)"},
+                        source, line_no);
+            } else if (name == "promote_k") {
+                if (v.empty()) continue;
+                kc.promote_k = parse_int(v, name,
+                                         {0, 1 << 20,
+                                          "must be a multiple of 32 (the K of an FP8 chain; empty "
+                                          "or 0: 128 for a promoted kernel)"},
+                                         source, line_no);
+                if (kc.promote_k % 32)
+                    fail(source, line_no,
+                         "bad promote_k (got '" + v +
+                             "'): must be a multiple of 32 (the K of an FP8 chain; "
+                             "empty or 0: 128 for a promoted kernel)");
             } else if (name == "accum") {
                 if (v.empty()) continue;
                 try {

@@ -101,6 +101,16 @@ double f4gemm_promoted_cw(size_t k_launch) {
     return f4gemm::promoted_cw(k_launch);
 }
 
+double f4gemm_kernel_cw(const f4gemm_handle* h, int i, int k) {
+    double cw = -1;
+    if (k > 0)
+        guarded([&] {
+            const f4gemm::KernelConfig& kc = kernel_at(h, i);
+            cw = f4gemm::promoted_cw(size_t(f4gemm::kernel_k(kc, k)), f4gemm::chain_k(kc));
+        });
+    return cw;
+}
+
 int f4gemm_kernel_k(const f4gemm_handle* h, int i, int k) {
     int kk = -1;
     if (k > 0) guarded([&] { kk = f4gemm::kernel_k(kernel_at(h, i), k); });

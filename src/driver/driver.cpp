@@ -219,7 +219,7 @@ MxReferenceAbs reference_abs_for(const Problem& p) {
 }
 
 VerifyResult verify_result(const Problem& p, const std::vector<uint16_t>& d, Accum accum, int launch_k,
-                           bool bf16_split_reduction) {
+                           bool bf16_split_reduction, size_t chain_k) {
     const size_t m = size_t(p.m), n = size_t(p.n);
     if (d.size() != m * n)
         throw Error(Errc::InvalidArgument, "verify_result: d has " + std::to_string(d.size()) +
@@ -228,7 +228,7 @@ VerifyResult verify_result(const Problem& p, const std::vector<uint16_t>& d, Acc
     if (accum == Accum::Promoted) {
         const MxReferenceAbs r = reference_abs_for(p);
         return verify_promoted_bf16(d.data(), n, r.ref.data(), r.abs_sum.data(), m, n, p.alpha,
-                                    promoted_cw(size_t(launch_k)));
+                                    promoted_cw(size_t(launch_k), chain_k));
     }
     const std::vector<float> ref = reference_for(p);
     return verify_bf16(d.data(), n, ref.data(), m, n, default_tolerance(bf16_split_reduction));

@@ -1154,7 +1154,7 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
                         if (ref_abs.ref.empty()) ref_abs = reference_abs_for(problems[0]);
                         v = verify_promoted_bf16(d.data(), size_t(n), ref_abs.ref.data(),
                                                  ref_abs.abs_sum.data(), size_t(m), size_t(n),
-                                                 problems[0].alpha, promoted_cw(size_t(kk)));
+                                                 problems[0].alpha, promoted_cw(size_t(kk), chain_k(kc)));
                     } else {
                         if (ref.empty()) ref = reference_for(problems[0]);
                         v = verify_bf16(d.data(), size_t(n), ref.data(), size_t(m), size_t(n),

@@ -82,17 +82,18 @@ struct Outcome {
 };
 
 // Runs kernel `kern` of `man` (default: the shipped manifest) on p and judges every output by the promoted
-// bound (verify_promoted_bf16 against the float64 reference and sum |a b|, reference_abs_for), its c_w scaled
-// by `chain` (the kernel's chain length in 128-K stages: the dev ladder's pp_128x128_p2 chains 256 K, twice
-// the truncating steps).
-Outcome judge(int kern, const Problem& p, const Manifest* man = nullptr, double chain = 1.0,
-              int log2_split = 0) {
-    GpuGemm g(*gpu()->dev, man ? *man : gpu()->manifest, kern, log2_split, p);
+// bound (verify_promoted_bf16 against the float64 reference and sum |a b|, reference_abs_for), its c_w that
+// of the kernel's FP8 chains (the manifest's promote_k: 256 K for the PIPE 3 tiles and the dev ladder's
+// pp_128x128_p2, 128 K for the others; promoted_cw).
+Outcome judge(int kern, const Problem& p, const Manifest* man = nullptr, int log2_split = 0) {
+    const Manifest& mf = man ? *man : gpu()->manifest;
+    GpuGemm g(*gpu()->dev, mf, kern, log2_split, p);
     const std::vector<uint16_t> d = g.run_and_fetch();
     const size_t m = size_t(p.m), n = size_t(p.n);
     const MxReferenceAbs r = reference_abs_for(p);
-    const VerifyResult v = verify_promoted_bf16(d.data(), n, r.ref.data(), r.abs_sum.data(), m, n, p.alpha,
-                                                chain * promoted_cw(w_k_pad(size_t(p.k))));
+    const VerifyResult v =
+        verify_promoted_bf16(d.data(), n, r.ref.data(), r.abs_sum.data(), m, n, p.alpha,
+                             promoted_cw(w_k_pad(size_t(p.k)), chain_k(mf.kernels[size_t(kern)])));
     Outcome o;
     o.c = v.observed_c;
     o.over = v.mismatches;
@@ -166,7 +167,7 @@ TEST(Sm90Promoted, RaggedShapesAndAlpha) {
             const Problem p =
                 make_problem(s[0], s[1], s[2], -0.5f, 0.f, DataKind::Gaussian, kSeedA + 3, kSeedB + 5, false);
             for (int l = 0; l <= (kc.split_k ? 2 : 0); ++l) {
-                const Outcome o = judge(kern, p, nullptr, 1.0, l);
+                const Outcome o = judge(kern, p, nullptr, l);
                 EXPECT_EQ(o.over, 0u)
                     << kc.co_name << " L=" << l << " " << s[0] << "x" << s[1] << "x" << s[2];
                 EXPECT_EQ(o.nan_bad, 0u) << kc.co_name << " L=" << l;
@@ -175,9 +176,8 @@ TEST(Sm90Promoted, RaggedShapesAndAlpha) {
     }
 }
 
-// The dev ladder's promoted kernels: the bound (with c_w doubled for pp_128x128_p2, whose chains span 256 K)
-// and the constant on seed and Gaussian data; the pab_128x128_p_n* variants chain 128 K like the shipped
-// ones.
+// The dev ladder's promoted kernels: the bound (c_w of each kernel's chains: pp_128x128_p2's span 256 K, the
+// manifest's promote_k) and the constant on seed and Gaussian data.
 TEST(Sm90Promoted, DevLadderPromotedKernels) {
     REQUIRE_GPU();
     const std::string dir = gpu()->manifest.dir + "/dev";
@@ -188,14 +188,13 @@ TEST(Sm90Promoted, DevLadderPromotedKernels) {
     for (size_t i = 0; i < ladder.kernels.size(); ++i) {
         if (ladder.kernels[i].accum != Accum::Promoted) continue;
         ++n;
-        const bool k256 = ladder.kernels[i].knl_name.find("_p2") != std::string::npos;
         for (DataKind kind : {DataKind::Seed, DataKind::Gaussian}) {
             for (const int mm : {40, 256}) {
                 const Problem p = make_problem(mm, 512, 8192, 1.f, 0.f, kind, kSeedA, kSeedB, false);
                 // split-capable kernels (the promoted swap kernels) also with 2- and 4-way K splits, whose
                 // partials add in fp32: the bound is unchanged
                 for (int l = 0; l <= (ladder.kernels[i].split_k ? 2 : 0); ++l) {
-                    const Outcome o = judge(int(i), p, &ladder, k256 ? 2.0 : 1.0, l);
+                    const Outcome o = judge(int(i), p, &ladder, l);
                     std::printf("promoted (dev) %s %s M=%d K=8192 split %d: c = %.3g\n",
                                 ladder.kernels[i].co_name.c_str(), to_string(kind), mm, 1 << l, o.c);
                     EXPECT_EQ(o.over, 0u) << ladder.kernels[i].co_name << " M=" << mm << " L=" << l;

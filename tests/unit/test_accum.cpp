@@ -96,6 +96,26 @@ TEST(Accum, PromotedBoundConstant) {
     EXPECT_DOUBLE_EQ(promoted_cw(16384), chunk + 128 * add);
     EXPECT_DOUBLE_EQ(promoted_cw(3072), chunk + 24 * add);       // K = 2880 launched at round_up(K, 256)
     EXPECT_DOUBLE_EQ(promoted_cw(1 << 20), chunk + 8192 * add);  // the fp32 adds: 2^-11 at K = 2^20
+    EXPECT_DOUBLE_EQ(promoted_cw(16384, 128), promoted_cw(16384));
+}
+
+// Chains of n = chain_k / 32 steps: C(n) = ceil(((1 + 32u)(1 + 33u)^(n-1) - 1) / u * (1 + 1/257) + 1/2), the
+// step-by-step count of docs/VERIFY.md section 7 (4 steps: 131.8 -> 133; 8 steps: 266.8 -> 269), plus one
+// 2^-24 per promotion, now one per chain.
+TEST(Accum, PromotedBoundConstantGrowsWithTheChain) {
+    const double u = 1.0 / 8192.0, add = std::ldexp(1.0, -24);
+    EXPECT_DOUBLE_EQ(promoted_cw(16384, 256), 269 * u + 64 * add);
+    EXPECT_DOUBLE_EQ(promoted_cw(16384 + 256, 256), 269 * u + 65 * add);
+    EXPECT_DOUBLE_EQ(promoted_cw(3072, 256), 269 * u + 12 * add);
+    EXPECT_DOUBLE_EQ(promoted_cw(4096, 32), 33 * u + 128 * add);  // one step: 32 addends, the rounding
+    // the step-by-step count itself, against a loop over the steps
+    for (int n : {1, 2, 4, 8, 16}) {
+        double eps = 32 * u;
+        for (int j = 2; j <= n; ++j) eps += 33 * u * (1 + eps);
+        const double c = std::ceil(eps / u * (1 + 1.0 / 257) + 0.5);
+        EXPECT_DOUBLE_EQ(promoted_cw(0, size_t(32 * n)), c * u) << n;
+    }
+    EXPECT_LT(promoted_cw(0, 256), 2.03 * promoted_cw(0, 128));  // about twice the 128-K constant
 }
 
 TEST(AccumPolicy, ExactRequestsNeverRunAPromotedKernel) {

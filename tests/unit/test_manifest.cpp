@@ -349,6 +349,39 @@ TEST(Manifest, AccumColumn) {
     EXPECT_EQ(old.kernels[0].accum, Accum::Exact);
 }
 
+// promote_k (a promoted kernel's FP8 chain in K) and reg_ctas (CTAs per SM its pinned registers allow): read
+// by header name, empty or absent meaning 128 / not pinned; a bad value is a one-line error naming the fix.
+TEST(Manifest, PromoteKAndRegCtasColumns) {
+    const Manifest m = parse_manifest(
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,accum,promote_k,reg_ctas\n"
+        "128,128,1,0,p3,p3.cubin,promoted,256,1\n"
+        "128,64,0,0,cv,cv.cubin,promoted,,\n"
+        "16,128,0,0,dec,dec.cubin,exact,0,0\n",
+        "t.csv");
+    ASSERT_EQ(m.kernels.size(), 3u);
+    EXPECT_EQ(m.kernels[0].promote_k, 256);
+    EXPECT_EQ(chain_k(m.kernels[0]), 256u);
+    EXPECT_EQ(m.kernels[0].reg_ctas, 1);
+    EXPECT_EQ(m.kernels[1].promote_k, 0);
+    EXPECT_EQ(chain_k(m.kernels[1]), 128u);  // empty: 128
+    EXPECT_EQ(m.kernels[1].reg_ctas, 0);
+    EXPECT_EQ(chain_k(m.kernels[2]), 128u);
+    EXPECT_TRUE(m.kernels[0].extra.empty()) << "known columns, not extra ones";
+    const Manifest old = parse_manifest(std::string(kHeader) + "256,256,0,1,k,k.co\n", "old.csv");
+    EXPECT_EQ(old.kernels[0].promote_k, 0);
+    EXPECT_EQ(old.kernels[0].reg_ctas, 0);
+    const auto err = [](const char* col, const char* v) {
+        return manifest_error(std::string("tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,") + col +
+                              "\n128,128,0,0,k,k.co," + v + "\n");
+    };
+    EXPECT_NE(err("promote_k", "100").find("t.csv:2: bad promote_k (got '100'): must be a multiple of 32"),
+              std::string::npos)
+        << err("promote_k", "100");
+    EXPECT_NE(err("promote_k", "-32").find("t.csv:2: bad promote_k (got '-32')"), std::string::npos);
+    EXPECT_NE(err("reg_ctas", "x").find("t.csv:2: bad reg_ctas (got 'x'): must be 0..64"), std::string::npos)
+        << err("reg_ctas", "x");
+}
+
 TEST(Manifest, WrongCellCount) {
     const std::string e = manifest_error(std::string(kHeader) + "256,256,0,1,k,k.co\n\n256,256,0,1,k\n");
     EXPECT_NE(e.find("t.csv:4: row has 5 cells, the header has 6"), std::string::npos) << e;
