@@ -347,7 +347,7 @@ TEST(Sm90Policy, TheTimeModelSplitsTheAPrePassTilesWhereTheirTilesLeaveSmsIdle) 
     EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(s.log2_k_split, 1);
     // the rules' pick is the exact cv_128x64 since session 26 (its 128 tiles fill the SMs; 124.5 us measured)
-    EXPECT_NE(why.find("time model: 119.1 us predicted in 2 splits of K against 121.0 for "
+    EXPECT_NE(why.find("time model: 117.9 us predicted in 2 splits of K against 121.0 for "
                        "f4gemm_sm90a_cv_128x64.cubin"),
               std::string::npos)
         << why;
@@ -685,6 +685,39 @@ TEST(Sm90Policy, CtasPerSmFollowSharedMemoryAndThreads) {
     EXPECT_EQ(occ(115713, 128), 1);
     EXPECT_EQ(occ(0, 0), 32);         // unknown: the hardware's CTA limit
     EXPECT_EQ(occ(300000, 1024), 1);  // never below one
+    // reg_ctas: a kernel that pins its launch register budget (setmaxnreg) caps the count. The 4-stage A
+    // pre-pass tile (session 28) fits twice by shared memory, once by its 384 x 168 registers.
+    kc.reg_ctas = 1;
+    EXPECT_EQ(occ(102768, 384), 1);  // pab_128x128(_p)
+    kc.reg_ctas = 2;
+    EXPECT_EQ(occ(102768, 384), 2);
+    EXPECT_EQ(occ(183200, 512), 1);  // the smaller of the three limits
+    kc.reg_ctas = 0;
+    EXPECT_EQ(occ(102768, 384), 2);  // not pinned: shared memory and threads only
+}
+
+// Every shipped kernel that pins its registers (the setmaxnreg families ws, cv, pp) says so in the built
+// manifest, and the decode kernels (no setmaxnreg) do not; every shipped promoted kernel chains 128 K
+// (promote_k 128), the exact ones carry none; the dev ladder's pp_128x128_p2 chains 256 K.
+TEST(Sm90Policy, BuiltManifestCarriesRegCtasAndPromoteK) {
+    F4GEMM_BUILT_MANIFEST_OR_SKIP(m);
+    for (const KernelConfig& kc : m.kernels) {
+        const bool dec = kc.knl_name.find("_dec_") != std::string::npos;
+        EXPECT_EQ(kc.reg_ctas, dec ? 0 : 1) << kc.knl_name;
+        EXPECT_EQ(kc.promote_k, kc.accum == Accum::Promoted ? 128 : 0) << kc.knl_name;
+        EXPECT_EQ(chain_k(kc), 128u) << kc.knl_name;
+    }
+    const std::string dev = m.dir + "/dev";
+    if (!std::ifstream(dev + "/" + kManifestFile).good()) return;
+    const Manifest ladder = load_manifest(dev);
+    int p2 = 0;
+    for (const KernelConfig& kc : ladder.kernels)
+        if (kc.knl_name == "f4gemm_sm90a_pp_128x128_p2") {
+            ++p2;
+            EXPECT_EQ(kc.promote_k, 256);
+            EXPECT_EQ(chain_k(kc), 256u);
+        }
+    EXPECT_EQ(p2, 1) << "the dev ladder lists pp_128x128_p2";
 }
 
 // A two-CTA 16 x 64 tile fills the SMs as a one-CTA 16 x 128 tile does, so the policy treats them as twins
