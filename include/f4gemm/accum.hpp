@@ -31,8 +31,9 @@ inline bool accum_allows(Accum request, Accum kernel) {
 }
 
 // The promoted mode's bound constant c_w for a launch of K = k_launch (the K the kernel sees: round_up(K,
-// 256) for the packed weight) by a kernel whose FP8 chains span chain_k (its promote_k: 128, or 256 for the
-// PIPE 3 tiles; a multiple of 32). Worst-case error of the promoted mode, per output:
+// 256) for the packed weight) by a kernel whose FP8 chains span chain_k (its promote_k: 128 for every shipped
+// promoted kernel, 256 for the dev ladder's pp_128x128_p2; a multiple of 32). Worst-case error of the
+// promoted mode, per output:
 //   |d - ref| <= 2^-8 |ref| + c_w * |alpha| * sum_k |a_k b_k|      (scales applied; ref = alpha A B^T + beta
 //   C)
 // c_w = C(n) * 2^-13 + ceil(k_launch / chain_k) * 2^-24, n = chain_k / 32 k32 steps per chain:
