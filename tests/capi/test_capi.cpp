@@ -37,6 +37,7 @@ TEST(CApi, NullHandlesAreHarmless) {
     EXPECT_EQ(f4gemm_kernel_accum(nullptr, 0), -1);
     EXPECT_NE(last().find("null f4gemm handle"), std::string::npos);
     EXPECT_EQ(f4gemm_kernel_k(nullptr, 0, 2880), -1);
+    EXPECT_EQ(f4gemm_kernel_cw(nullptr, 0, 2880), -1);
     int tm = 0, tn = 0, sk = 0;
     EXPECT_NE(f4gemm_kernel_info(nullptr, 0, &tm, &tn, &sk), 0);
     int kern = 0, l2 = 0;
@@ -57,7 +58,8 @@ TEST(CApi, NullHandlesAreHarmless) {
 TEST(CApi, AccumModesAreTheLibrarysCodes) {
     EXPECT_EQ(F4GEMM_ACCUM_EXACT, 0);
     EXPECT_EQ(F4GEMM_ACCUM_PROMOTED, 1);
-    // the bound's constant, as include/f4gemm/accum.hpp computes it (bench.py reads it from here)
+    // the bound's constant for 128-K chains, as include/f4gemm/accum.hpp computes it (bench.py reads a kernel's own,
+    // f4gemm_kernel_cw, which needs a handle)
     EXPECT_DOUBLE_EQ(f4gemm_promoted_cw(16384), 133.0 / 8192 + 128.0 / 16777216);
     EXPECT_DOUBLE_EQ(f4gemm_promoted_cw(3072), 133.0 / 8192 + 24.0 / 16777216);
 }
