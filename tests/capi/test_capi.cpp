@@ -58,8 +58,8 @@ TEST(CApi, NullHandlesAreHarmless) {
 TEST(CApi, AccumModesAreTheLibrarysCodes) {
     EXPECT_EQ(F4GEMM_ACCUM_EXACT, 0);
     EXPECT_EQ(F4GEMM_ACCUM_PROMOTED, 1);
-    // the bound's constant for 128-K chains, as include/f4gemm/accum.hpp computes it (bench.py reads a kernel's own,
-    // f4gemm_kernel_cw, which needs a handle)
+    // the bound's constant for 128-K chains, as include/f4gemm/accum.hpp computes it (bench.py reads a
+    // kernel's own, f4gemm_kernel_cw, which needs a handle)
     EXPECT_DOUBLE_EQ(f4gemm_promoted_cw(16384), 133.0 / 8192 + 128.0 / 16777216);
     EXPECT_DOUBLE_EQ(f4gemm_promoted_cw(3072), 133.0 / 8192 + 24.0 / 16777216);
 }
