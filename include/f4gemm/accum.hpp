@@ -43,6 +43,7 @@ inline bool accum_allows(Accum request, Accum kernel) {
 //   of slack for the fp32 adds' growth; C(4) = 133 (128-K chains), C(8) = 269 (256-K chains);
 // plus one 2^-24 per fp32 promotion add. The derivation lives in docs/VERIFY.md, "Promoted mode: the bound".
 inline double promoted_cw(size_t k_launch, size_t chain_k = 128) {
+    chain_k = chain_k < 32 ? 128 : chain_k / 32 * 32;  // 0 (a manifest's empty promote_k) means 128
     const double u = std::ldexp(1.0, -13);
     const double steps = double(chain_k / 32);
     const double eps = (1 + 32 * u) * std::pow(1 + 33 * u, steps - 1) - 1;  // the chain's relative truncation

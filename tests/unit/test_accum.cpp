@@ -115,7 +115,9 @@ TEST(Accum, PromotedBoundConstantGrowsWithTheChain) {
         const double c = std::ceil(eps / u * (1 + 1.0 / 257) + 0.5);
         EXPECT_DOUBLE_EQ(promoted_cw(0, size_t(32 * n)), c * u) << n;
     }
-    EXPECT_LT(promoted_cw(0, 256), 2.03 * promoted_cw(0, 128));  // about twice the 128-K constant
+    EXPECT_LT(promoted_cw(0, 256), 2.03 * promoted_cw(0, 128));          // about twice the 128-K constant
+    EXPECT_DOUBLE_EQ(promoted_cw(16384, 0), promoted_cw(16384));         // 0: 128, no division by zero
+    EXPECT_DOUBLE_EQ(promoted_cw(16384, 270), promoted_cw(16384, 256));  // whole k32 steps
 }
 
 TEST(AccumPolicy, ExactRequestsNeverRunAPromotedKernel) {
