@@ -35,6 +35,12 @@ std::string manifest_error(const std::string& text, const std::string& source = 
     return "";
 }
 
+// The error of a one-row manifest whose only extra column `col` holds `v` (the six required cells valid).
+std::string column_error(const char* col, const char* v) {
+    return manifest_error(std::string("tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,") + col +
+                          "\n256,256,0,1,k,k.co," + v + "\n");
+}
+
 const char* kHeader = "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name\n";
 
 }  // namespace
@@ -280,12 +286,7 @@ TEST(Manifest, BadIntegers) {
 }
 
 TEST(Manifest, BadExtraColumns) {
-    const std::string h = "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,X\n";
-    auto err = [&](const char* col, const char* v) {
-        std::string head = h;
-        head.replace(head.find(",X"), 2, std::string(",") + col);
-        return manifest_error(head + "256,256,0,1,k,k.co," + v + "\n");
-    };
+    const auto err = column_error;
     EXPECT_NE(err("abi", "sm100")
                   .find("t.csv:2: bad abi (got 'sm100'): use aiter, sm90v1, sm90pp1, sm90pa1 or sm90pp2"),
               std::string::npos)
@@ -370,10 +371,7 @@ TEST(Manifest, PromoteKAndRegCtasColumns) {
     const Manifest old = parse_manifest(std::string(kHeader) + "256,256,0,1,k,k.co\n", "old.csv");
     EXPECT_EQ(old.kernels[0].promote_k, 0);
     EXPECT_EQ(old.kernels[0].reg_ctas, 0);
-    const auto err = [](const char* col, const char* v) {
-        return manifest_error(std::string("tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,") + col +
-                              "\n128,128,0,0,k,k.co," + v + "\n");
-    };
+    const auto err = column_error;
     EXPECT_NE(err("promote_k", "100").find("t.csv:2: bad promote_k (got '100'): must be a multiple of 32"),
               std::string::npos)
         << err("promote_k", "100");
