@@ -230,16 +230,10 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                         source, line_no);
             } else if (name == "promote_k") {
                 if (v.empty()) continue;
-                kc.promote_k = parse_int(v, name,
-                                         {0, 1 << 20,
-                                          "must be a multiple of 32 (the K of an FP8 chain; empty "
-                                          "or 0: 128 for a promoted kernel)"},
-                                         source, line_no);
-                if (kc.promote_k % 32)
-                    fail(source, line_no,
-                         "bad promote_k (got '" + v +
-                             "'): must be a multiple of 32 (the K of an FP8 chain; "
-                             "empty or 0: 128 for a promoted kernel)");
+                static constexpr const char* kFix =
+                    "must be a multiple of 32 (the K of an FP8 chain; empty or 0: 128 for a promoted kernel)";
+                kc.promote_k = parse_int(v, name, {0, 1 << 20, kFix}, source, line_no);
+                if (kc.promote_k % 32) fail(source, line_no, "bad promote_k (got '" + v + "'): " + kFix);
             } else if (name == "accum") {
                 if (v.empty()) continue;
                 try {
