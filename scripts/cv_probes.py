@@ -26,6 +26,8 @@ import shutil
 import subprocess
 import sys
 
+from variant import FLAGS  # the build's nvcc flags (kernels/sm90a/CMakeLists.txt), one copy in scripts/
+
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SRC = os.path.join(REPO, "kernels", "sm90a")
 MANIFEST = "f4gemm_bf16_per1x32Fp4.csv"
@@ -96,8 +98,7 @@ def main(argv=None):
     rows, cmds = [header], []
     for p in a.probes:
         probe = f"{a.name}_probe{p}"
-        cmd = [nvcc, "-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a",
-               "-I" + os.path.join(REPO, "include"), "-I" + SRC] + \
+        cmd = [nvcc] + FLAGS + \
               [d for d in defs if not d.startswith("-DF4GEMM_KNL_NAME")] + \
               [f"-DF4GEMM_KNL_NAME={probe}", f"-DF4GEMM_CV_PROBE={p}", "-cubin",
                "-o", os.path.join(a.outdir, probe + ".cubin"), os.path.join(SRC, source)]

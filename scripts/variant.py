@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Lab variants of an sm_90a kernel: a config of kernels/sm90a/kernels.json with some of its family's params changed
+(PARAM=VALUE ...), compiled under the name NAME_SUFFIX with the build's own nvcc flags, and its manifest row written
+by the build's own manifest.cmake from the variant's PTX (so smem_bytes, threads, the tile, reg_ctas ... are what the
+variant exports, not the base config's), appended to OUTDIR's manifest (a row of the same name is replaced).
+`f4gemm tune --co-dir OUTDIR` then times the variants against each other in one process, on the GPU machine.
+
+A variant with no PARAM=VALUE is the config itself under another name: its SASS is the built kernel's (tested),
+the `_b0` every A/B of docs/PERF.md since entry 64 timed beside its variants. The -D flags are kernels.json's
+params in the family's order, as kernels/sm90a/CMakeLists.txt passes them; nothing else (no -DF4GEMM_CV_PROBE:
+scripts/cv_probes.py builds those).
+
+Usage: scripts/variant.py OUTDIR NAME SUFFIX [PARAM=VALUE ...] [--nvcc PATH] [--cmake PATH] [--dry-run]
+Example: scripts/variant.py ab f4gemm_sm90a_pab_128x128 b0
+         scripts/variant.py ab f4gemm_sm90a_pab_128x128 st3 STAGES=3
+         build/cli/f4gemm tune --co-dir ab --shape 128x16384x16384 --no-verify --reps 3 --iters 10
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+SRC = os.path.join(REPO, "kernels", "sm90a")
+MANIFEST = "f4gemm_bf16_per1x32Fp4.csv"
+# kernels/sm90a/CMakeLists.txt: F4GEMM_SM90A_FLAGS, and the optional config keys of a manifest entry (0 when absent)
+FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a", "-I" + os.path.join(REPO, "include"),
+         "-I" + SRC]
+ENTRY_KEYS = ["priority", "max_m", "min_m", "cost_wave_k", "cost_prepass", "decode_round", "decode_warps",
+              "decode_speed"]
+
+
+class Refusal(Exception):
+    pass
+
+
+def find_config(name, table=None):
+    """(family, family table, config) of kernels.json's config NAME."""
+    if table is None:
+        with open(os.path.join(SRC, "kernels.json")) as f:
+            table = json.load(f)
+    for family, fam in table.items():
+        if not isinstance(fam, dict) or "configs" not in fam:
+            continue
+        for cfg in fam["configs"]:
+            if cfg["name"] == name:
+                return family, fam, cfg
+    raise Refusal(f"'{name}' is not a config of kernels/sm90a/kernels.json: see build/cli/f4gemm --list "
+                  f"(and build/kernels/sm90a/dev) for the names")
+
+
+def parse_overrides(family, fam, pairs):
+    """{PARAM: int} from PARAM=VALUE arguments, each PARAM one of the family's params."""
+    params = list(fam["params"])
+    out = {}
+    for s in pairs:
+        m = re.fullmatch(r"([A-Z][A-Z0-9_]*)=(-?[0-9]+)", s)
+        if not m:
+            raise Refusal(f"'{s}' is not PARAM=VALUE with an integer VALUE: pass e.g. STAGES=4")
+        if m.group(1) not in params:
+            raise Refusal(f"'{m.group(1)}' is not a param of the {family} family: use one of {', '.join(params)}")
+        if m.group(1) in out:
+            raise Refusal(f"'{m.group(1)}' is given twice: pass each param once")
+        out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def defines(variant, fam, cfg, overrides):
+    """The -D flags of the variant: its name, then the family's params in order (kernels.json's values, overridden)."""
+    return [f"-DF4GEMM_KNL_NAME={variant}"] + \
+        [f"-DF4GEMM_{p}={overrides.get(p, cfg[p])}" for p in fam["params"]]
+
+
+def entry_line(variant, cfg, ptx):
+    """The variant's line for manifest.cmake: its name, the base config's policy fields, its PTX."""
+    return ",".join([variant] + [str(cfg.get(k, 0)) for k in ENTRY_KEYS] + [ptx])
+
+
+def merge_row(path, header, row):
+    """OUTDIR's manifest with ROW appended, or replacing the row of the same knl_name; its header must match."""
+    lines = []
+    if os.path.exists(path):
+        with open(path) as f:
+            lines = f.read().splitlines()
+        if lines and lines[0] != header:
+            raise Refusal(f"{path} has another header than this build's manifest: use a fresh OUTDIR")
+    if not lines:
+        lines = [header]
+    name = row.split(",")[4]
+    body = [l for l in lines[1:] if l.split(",")[4] != name]
+    return "\n".join([header] + body + [row]) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir")
+    ap.add_argument("name")
+    ap.add_argument("suffix")
+    ap.add_argument("overrides", nargs="*", metavar="PARAM=VALUE")
+    ap.add_argument("--nvcc", default=None)
+    ap.add_argument("--cmake", default=None)
+    ap.add_argument("--dry-run", action="store_true", help="print the nvcc commands and the manifest entry, write nothing")
+    a = ap.parse_args(argv)
+    try:
+        if not re.fullmatch(r"[A-Za-z0-9]+", a.suffix):
+            raise Refusal(f"suffix '{a.suffix}' must be letters and digits (it ends the kernel's name): pass e.g. st3")
+        family, fam, cfg = find_config(a.name)
+        overrides = parse_overrides(family, fam, a.overrides)
+        variant = f"{a.name}_{a.suffix}"
+        nvcc = a.nvcc or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        cmake = a.cmake or shutil.which("cmake") or "cmake"
+        source = os.path.join(SRC, fam["source"])
+        cubin = os.path.join(os.path.abspath(a.outdir), variant + ".cubin")
+        tmp = tempfile.mkdtemp(prefix="f4gemm_variant.")
+        ptx = os.path.join(tmp, variant + ".ptx")
+        defs = defines(variant, fam, cfg, overrides)
+        cmds = [[nvcc] + FLAGS + defs + ["-ptx", "-o", ptx, source],
+                [nvcc] + FLAGS + defs + ["-cubin", "-o", cubin, source]]
+        if a.dry_run:
+            shutil.rmtree(tmp)
+            for cmd in cmds:
+                print(shlex.join(cmd))
+            print(entry_line(variant, cfg, ptx))
+            return 0
+        if not os.access(nvcc, os.X_OK):
+            raise Refusal(f"no nvcc at '{nvcc}': pass --nvcc PATH")
+        try:
+            os.makedirs(a.outdir, exist_ok=True)
+            for cmd in cmds:
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode != 0:
+                    err = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.strip().splitlines() or [""]
+                    raise Refusal(f"nvcc failed for {variant} ({' '.join(a.overrides) or 'no overrides'}): "
+                                  f"{err[0].strip()}")
+            entries, csv = os.path.join(tmp, "entries"), os.path.join(tmp, MANIFEST)
+            with open(entries, "w") as f:
+                f.write(entry_line(variant, cfg, ptx) + "\n")
+            r = subprocess.run([cmake, f"-DENTRIES={entries}", f"-DOUT={csv}", "-P",
+                                os.path.join(SRC, "manifest.cmake")], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise Refusal(f"manifest.cmake failed for {variant}: {r.stderr.strip().splitlines()[-1:]}")
+            with open(csv) as f:
+                header, row = f.read().splitlines()[:2]
+            path = os.path.join(a.outdir, MANIFEST)
+            text = merge_row(path, header, row)
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(path + ".tmp", path)
+        except Refusal:
+            if os.path.exists(cubin):
+                os.remove(cubin)  # no cubin without its manifest row
+            raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        cols = dict(zip(header.split(","), row.split(",")))
+        print(f"variant.py: {variant} in {a.outdir} (smem_bytes {cols['smem_bytes']}, threads {cols['threads']}, "
+              f"tile {cols['tile_M']}x{cols['tile_N']}{', ' + ' '.join(a.overrides) if a.overrides else ''})")
+        return 0
+    except Refusal as e:
+        print(f"variant.py: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
