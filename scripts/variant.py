@@ -10,9 +10,10 @@ the `_b0` every A/B of docs/PERF.md since entry 64 timed beside its variants. Th
 params in the family's order, as kernels/sm90a/CMakeLists.txt passes them; nothing else (no -DF4GEMM_CV_PROBE:
 scripts/cv_probes.py builds those).
 
-Usage: scripts/variant.py OUTDIR NAME SUFFIX [PARAM=VALUE ...] [--nvcc PATH] [--cmake PATH] [--dry-run]
+Usage: scripts/variant.py OUTDIR NAME SUFFIX [PARAM=VALUE ...] [--with-built BUILD] [--nvcc PATH] [--cmake PATH]
+                          [--dry-run]
 Example: scripts/variant.py ab f4gemm_sm90a_pab_128x128 b0
-         scripts/variant.py ab f4gemm_sm90a_pab_128x128 st3 STAGES=3
+         scripts/variant.py ab f4gemm_sm90a_pab_128x128 st3 STAGES=3 --with-built build   (+ the built kernel itself)
          build/cli/f4gemm tune --co-dir ab --shape 128x16384x16384 --no-verify --reps 3 --iters 10
 """
 import argparse
@@ -96,6 +97,35 @@ def merge_row(path, header, row):
     return "\n".join([header] + body + [row]) + "\n"
 
 
+def find_built(build, name):
+    """(folder, manifest header, row) of NAME in BUILD's shipped or dev manifest."""
+    for sub in ("", "dev"):
+        d = os.path.join(build, "kernels", "sm90a", sub)
+        man = os.path.join(d, MANIFEST)
+        if not os.path.exists(man):
+            continue
+        with open(man) as f:
+            lines = f.read().splitlines()
+        for line in lines[1:]:
+            if line.split(",")[4] == name:
+                return d, lines[0], line
+    raise Refusal(f"no built {name} under {build}/kernels/sm90a: build first (scripts/build.sh) or drop --with-built")
+
+
+def copy_built(built, outdir, header):
+    """The built kernel's cubin and row (find_built) into OUTDIR's manifest."""
+    d, built_header, line = built
+    if built_header != header:
+        raise Refusal(f"{d}/{MANIFEST} has another header than this source's manifest.cmake: rebuild (scripts/build.sh)")
+    co = line.split(",")[5]
+    shutil.copyfile(os.path.join(d, co), os.path.join(outdir, co))
+    path = os.path.join(outdir, MANIFEST)
+    text = merge_row(path, header, line)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir")
@@ -105,12 +135,16 @@ def main(argv=None):
     ap.add_argument("--nvcc", default=None)
     ap.add_argument("--cmake", default=None)
     ap.add_argument("--dry-run", action="store_true", help="print the nvcc commands and the manifest entry, write nothing")
+    ap.add_argument("--with-built", metavar="BUILD", default=None,
+                    help="also copy NAME's built cubin and manifest row from BUILD (e.g. build) into OUTDIR, so the "
+                         "shipped kernel is timed beside its variants")
     a = ap.parse_args(argv)
     try:
         if not re.fullmatch(r"[A-Za-z0-9]+", a.suffix):
             raise Refusal(f"suffix '{a.suffix}' must be letters and digits (it ends the kernel's name): pass e.g. st3")
         family, fam, cfg = find_config(a.name)
         overrides = parse_overrides(family, fam, a.overrides)
+        built = find_built(a.with_built, a.name) if a.with_built else None
         variant = f"{a.name}_{a.suffix}"
         nvcc = a.nvcc or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         cmake = a.cmake or shutil.which("cmake") or "cmake"
@@ -157,6 +191,8 @@ def main(argv=None):
             raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        if built:
+            copy_built(built, a.outdir, header)
         cols = dict(zip(header.split(","), row.split(",")))
         print(f"variant.py: {variant} in {a.outdir} (smem_bytes {cols['smem_bytes']}, threads {cols['threads']}, "
               f"tile {cols['tile_M']}x{cols['tile_N']}{', ' + ' '.join(a.overrides) if a.overrides else ''})")

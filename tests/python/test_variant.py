@@ -53,6 +53,9 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(tmp_path):
     for args, msg in cases:
         r = run(str(out), *args)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and msg in r.stderr, (args, r.stderr)
+    # a build that lacks the kernel is refused before anything is compiled
+    r = run(str(out), _NAME, "x", "STAGES=3", "--with-built", str(tmp_path / "nobuild"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no built " + _NAME in r.stderr
     assert not out.exists()
 
 
@@ -112,6 +115,15 @@ def test_built_variants_carry_their_own_exported_row(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "static assertion failed" in r.stderr
     assert not (out / f"{_NAME}_st2.cubin").exists()
     built = os.path.join(_BUILD, "kernels", "sm90a", f"{_NAME}.cubin")
+    if os.path.exists(built):
+        # --with-built: the built kernel itself joins OUTDIR, its row as the build wrote it
+        r = run(str(out), _NAME, "st5", "STAGES=5", "--with-built", _BUILD)
+        assert r.returncode == 0, r.stderr
+        man = (out / "f4gemm_bf16_per1x32Fp4.csv").read_text().splitlines()
+        with open(os.path.join(_BUILD, "kernels", "sm90a", "f4gemm_bf16_per1x32Fp4.csv")) as f:
+            row = next(l for l in f.read().splitlines() if l.split(",")[4] == _NAME)
+        assert man[-1] == row and man[-2].split(",")[4] == f"{_NAME}_st5"
+        assert (out / f"{_NAME}.cubin").read_bytes() == open(built, "rb").read()
     if shutil.which("cuobjdump") is None or not os.path.exists(built):
         pytest.skip("the SASS check needs cuobjdump and a build")
     # no override: the built kernel, instruction for instruction (scripts/sass_same.sh)
