@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 
-from variant import FLAGS  # the build's nvcc flags (kernels/sm90a/CMakeLists.txt), one copy in scripts/
+from variant import FLAGS, Refusal, find_built  # the build's nvcc flags and manifest search, one copy in scripts/
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SRC = os.path.join(REPO, "kernels", "sm90a")
@@ -52,18 +52,12 @@ def config_of(name):
 
 
 def manifest_row(build, name):
-    """(header, row) of NAME in the build's shipped or dev manifest."""
-    for sub in ("", "dev"):
-        path = os.path.join(build, "kernels", "sm90a", sub, MANIFEST)
-        if not os.path.exists(path):
-            continue
-        with open(path) as f:
-            lines = f.read().splitlines()
-        for line in lines[1:]:
-            cols = line.split(",")
-            if len(cols) > 4 and cols[4] == name:
-                return lines[0], cols
-    fail(f"no manifest row for {name} under {build}/kernels/sm90a: build first (scripts/build.sh)")
+    """(header, row) of NAME in the build's shipped or dev manifest (variant.find_built's search)."""
+    try:
+        _, header, line = find_built(build, name)
+    except Refusal:
+        fail(f"no manifest row for {name} under {build}/kernels/sm90a: build first (scripts/build.sh)")
+    return header, line.split(",")
 
 
 def probe_row(header, cols, probe_name):

@@ -97,6 +97,15 @@ def merge_row(path, header, row):
     return "\n".join([header] + body + [row]) + "\n"
 
 
+def add_row(outdir, header, row):
+    """OUTDIR's manifest rewritten with ROW (merge_row), through a temporary file: never half written."""
+    path = os.path.join(outdir, MANIFEST)
+    text = merge_row(path, header, row)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
 def find_built(build, name):
     """(folder, manifest header, row) of NAME in BUILD's shipped or dev manifest."""
     for sub in ("", "dev"):
@@ -119,11 +128,7 @@ def copy_built(built, outdir, header):
         raise Refusal(f"{d}/{MANIFEST} has another header than this source's manifest.cmake: rebuild (scripts/build.sh)")
     co = line.split(",")[5]
     shutil.copyfile(os.path.join(d, co), os.path.join(outdir, co))
-    path = os.path.join(outdir, MANIFEST)
-    text = merge_row(path, header, line)
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+    add_row(outdir, header, line)
 
 
 def main(argv=None):
@@ -180,11 +185,7 @@ def main(argv=None):
                 raise Refusal(f"manifest.cmake failed for {variant}: {r.stderr.strip().splitlines()[-1:]}")
             with open(csv) as f:
                 header, row = f.read().splitlines()[:2]
-            path = os.path.join(a.outdir, MANIFEST)
-            text = merge_row(path, header, row)
-            with open(path + ".tmp", "w") as f:
-                f.write(text)
-            os.replace(path + ".tmp", path)
+            add_row(a.outdir, header, row)
         except Refusal:
             if os.path.exists(cubin):
                 os.remove(cubin)  # no cubin without its manifest row
