@@ -7,13 +7,16 @@ variant exports, not the base config's), appended to OUTDIR's manifest (a row of
 
 A variant with no PARAM=VALUE is the config itself under another name: its SASS is the built kernel's (tested),
 the `_b0` every A/B of docs/PERF.md since entry 64 timed beside its variants. The -D flags are kernels.json's
-params in the family's order, as kernels/sm90a/CMakeLists.txt passes them; nothing else (no -DF4GEMM_CV_PROBE:
-scripts/cv_probes.py builds those).
+params in the family's order, as kernels/sm90a/CMakeLists.txt passes them, then each --define (a lab-only macro
+outside the family's params, e.g. a probe switch; a family param is refused there: pass it as PARAM=VALUE).
+--also copies further built kernels (the shipped peers of an A/B) with --with-built's.
 
-Usage: scripts/variant.py OUTDIR NAME SUFFIX [PARAM=VALUE ...] [--with-built BUILD] [--nvcc PATH] [--cmake PATH]
-                          [--dry-run]
+Usage: scripts/variant.py OUTDIR NAME SUFFIX [PARAM=VALUE ...] [--define MACRO=VALUE ...]
+                          [--with-built BUILD [--also OTHER ...]] [--nvcc PATH] [--cmake PATH] [--dry-run]
 Example: scripts/variant.py ab f4gemm_sm90a_pab_128x128 b0
          scripts/variant.py ab f4gemm_sm90a_pab_128x128 st3 STAGES=3 --with-built build   (+ the built kernel itself)
+         scripts/variant.py ab f4gemm_sm90a_cv_128x64_p pr25 --define F4GEMM_CV_PROBE=25 \
+             --with-built build --also f4gemm_sm90a_pab_128x128_p   (a lab macro; + two built kernels to time beside)
          build/cli/f4gemm tune --co-dir ab --shape 128x16384x16384 --no-verify --reps 3 --iters 10
 """
 import argparse
@@ -71,10 +74,28 @@ def parse_overrides(family, fam, pairs):
     return out
 
 
-def defines(variant, fam, cfg, overrides):
-    """The -D flags of the variant: its name, then the family's params in order (kernels.json's values, overridden)."""
+def parse_defines(family, fam, pairs):
+    """[(MACRO, VALUE)] from --define MACRO=VALUE, none of them the kernel's name or one of the family's params."""
+    taken = {"F4GEMM_KNL_NAME"} | {f"F4GEMM_{p}" for p in fam["params"]}
+    out = []
+    for s in pairs:
+        m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)=(-?[0-9]+)", s)
+        if not m:
+            raise Refusal(f"--define '{s}' is not MACRO=VALUE with an integer VALUE: pass e.g. F4GEMM_CV_PROBE=13")
+        if m.group(1) in taken:
+            raise Refusal(f"--define '{m.group(1)}' is set by variant.py itself: pass a {family} param as "
+                          f"PARAM=VALUE (without F4GEMM_)")
+        if m.group(1) in [d for d, _ in out]:
+            raise Refusal(f"--define '{m.group(1)}' is given twice: pass each macro once")
+        out.append((m.group(1), int(m.group(2))))
+    return out
+
+
+def defines(variant, fam, cfg, overrides, extra=()):
+    """The -D flags of the variant: its name, the family's params in order (kernels.json's values, overridden),
+    then the extra macros (parse_defines)."""
     return [f"-DF4GEMM_KNL_NAME={variant}"] + \
-        [f"-DF4GEMM_{p}={overrides.get(p, cfg[p])}" for p in fam["params"]]
+        [f"-DF4GEMM_{p}={overrides.get(p, cfg[p])}" for p in fam["params"]] + [f"-D{d}={v}" for d, v in extra]
 
 
 def entry_line(variant, cfg, ptx):
@@ -143,13 +164,22 @@ def main(argv=None):
     ap.add_argument("--with-built", metavar="BUILD", default=None,
                     help="also copy NAME's built cubin and manifest row from BUILD (e.g. build) into OUTDIR, so the "
                          "shipped kernel is timed beside its variants")
+    ap.add_argument("--also", metavar="OTHER", action="append", default=[],
+                    help="with --with-built: copy this built kernel too (repeatable), e.g. the shipped peers of an A/B")
+    ap.add_argument("--define", metavar="MACRO=VALUE", action="append", default=[],
+                    help="an extra -D for the variant's nvcc commands (repeatable): a lab macro outside the family's "
+                         "params, e.g. F4GEMM_CV_PROBE=13")
     a = ap.parse_args(argv)
     try:
         if not re.fullmatch(r"[A-Za-z0-9]+", a.suffix):
             raise Refusal(f"suffix '{a.suffix}' must be letters and digits (it ends the kernel's name): pass e.g. st3")
         family, fam, cfg = find_config(a.name)
         overrides = parse_overrides(family, fam, a.overrides)
+        extra = parse_defines(family, fam, a.define)
+        if a.also and not a.with_built:
+            raise Refusal("--also copies built kernels: pass --with-built BUILD (e.g. build) too")
         built = find_built(a.with_built, a.name) if a.with_built else None
+        others = [find_built(a.with_built, o) for o in a.also]  # every name checked before anything is compiled
         variant = f"{a.name}_{a.suffix}"
         nvcc = a.nvcc or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         cmake = a.cmake or shutil.which("cmake") or "cmake"
@@ -157,7 +187,7 @@ def main(argv=None):
         cubin = os.path.join(os.path.abspath(a.outdir), variant + ".cubin")
         tmp = tempfile.mkdtemp(prefix="f4gemm_variant.")
         ptx = os.path.join(tmp, variant + ".ptx")
-        defs = defines(variant, fam, cfg, overrides)
+        defs = defines(variant, fam, cfg, overrides, extra)
         cmds = [[nvcc] + FLAGS + defs + ["-ptx", "-o", ptx, source],
                 [nvcc] + FLAGS + defs + ["-cubin", "-o", cubin, source]]
         if a.dry_run:
@@ -174,7 +204,7 @@ def main(argv=None):
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode != 0:
                     err = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.strip().splitlines() or [""]
-                    raise Refusal(f"nvcc failed for {variant} ({' '.join(a.overrides) or 'no overrides'}): "
+                    raise Refusal(f"nvcc failed for {variant} ({' '.join(a.overrides + a.define) or 'no overrides'}): "
                                   f"{err[0].strip()}")
             entries, csv = os.path.join(tmp, "entries"), os.path.join(tmp, MANIFEST)
             with open(entries, "w") as f:
@@ -192,11 +222,12 @@ def main(argv=None):
             raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        if built:
-            copy_built(built, a.outdir, header)
+        for b in ([built] if built else []) + others:
+            copy_built(b, a.outdir, header)
         cols = dict(zip(header.split(","), row.split(",")))
         print(f"variant.py: {variant} in {a.outdir} (smem_bytes {cols['smem_bytes']}, threads {cols['threads']}, "
-              f"tile {cols['tile_M']}x{cols['tile_N']}{', ' + ' '.join(a.overrides) if a.overrides else ''})")
+              f"tile {cols['tile_M']}x{cols['tile_N']}{', ' + ' '.join(a.overrides + a.define) if a.overrides or a.define else ''})"
+              + (f"; copied from {a.with_built}: {', '.join([a.name] + a.also)}" if built else ""))
         return 0
     except Refusal as e:
         print(f"variant.py: {e}", file=sys.stderr)

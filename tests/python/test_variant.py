@@ -56,6 +56,22 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(tmp_path):
     # a build that lacks the kernel is refused before anything is compiled
     r = run(str(out), _NAME, "x", "STAGES=3", "--with-built", str(tmp_path / "nobuild"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no built " + _NAME in r.stderr
+    # --define: a macro outside the family's params, an integer, once; --also needs --with-built
+    cases = [
+        (("--define", "F4GEMM_CV_PROBE"), "--define 'F4GEMM_CV_PROBE' is not MACRO=VALUE"),
+        (("--define", "F4GEMM_CV_PROBE=x"), "is not MACRO=VALUE with an integer VALUE"),
+        (("--define", "F4GEMM_STAGES=3"), "--define 'F4GEMM_STAGES' is set by variant.py itself: pass a ws param"),
+        (("--define", "F4GEMM_KNL_NAME=1"), "--define 'F4GEMM_KNL_NAME' is set by variant.py itself"),
+        (("--define", "F4GEMM_X=1", "--define", "F4GEMM_X=2"), "--define 'F4GEMM_X' is given twice"),
+        (("--also", "f4gemm_sm90a_pp_128x128"), "--also copies built kernels: pass --with-built BUILD"),
+    ]
+    for extra, msg in cases:
+        r = run(str(out), _NAME, "x", *extra)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and msg in r.stderr, (extra, r.stderr)
+    if os.path.exists(os.path.join(_BUILD, "kernels", "sm90a", f"{_NAME}.cubin")):
+        # every --also name is looked up before anything is compiled
+        r = run(str(out), _NAME, "x", "--with-built", _BUILD, "--also", "f4gemm_sm90a_nope")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no built f4gemm_sm90a_nope" in r.stderr
     assert not out.exists()
 
 
@@ -79,6 +95,20 @@ def test_dry_run_is_the_config_with_its_overrides_under_the_new_name(tmp_path):
     # the base config's policy fields, 0 where kernels.json has none (as CMakeLists.txt writes its entries)
     assert cols[1:9] == [str(cfg.get(k, 0)) for k in ("priority", "max_m", "min_m", "cost_wave_k", "cost_prepass",
                                                         "decode_round", "decode_warps", "decode_speed")]
+    assert not (tmp_path / "v").exists()
+
+
+def test_dry_run_passes_each_define_after_the_params(tmp_path):
+    r = run(str(tmp_path / "v"), _NAME, "pr", "STAGES=4", "--define", "F4GEMM_LAB_A=7", "--define", "F4GEMM_LAB_B=-1",
+            "--dry-run")
+    assert r.returncode == 0, r.stderr
+    fam, _ = _config(_NAME)
+    last = f"-DF4GEMM_{list(fam['params'])[-1]}="
+    for cmd in r.stdout.splitlines()[:2]:
+        words = cmd.split()
+        i = next(j for j, w in enumerate(words) if w.startswith(last))
+        assert words[i + 1:i + 3] == ["-DF4GEMM_LAB_A=7", "-DF4GEMM_LAB_B=-1"], words
+        assert "-DF4GEMM_STAGES=4" in words
     assert not (tmp_path / "v").exists()
 
 
@@ -124,6 +154,16 @@ def test_built_variants_carry_their_own_exported_row(tmp_path):
             row = next(l for l in f.read().splitlines() if l.split(",")[4] == _NAME)
         assert man[-1] == row and man[-2].split(",")[4] == f"{_NAME}_st5"
         assert (out / f"{_NAME}.cubin").read_bytes() == open(built, "rb").read()
+        # --also: further built kernels join OUTDIR beside it, each row as the build wrote it
+        other = "f4gemm_sm90a_pp_128x128"
+        r = run(str(out), _NAME, "st5", "STAGES=5", "--with-built", _BUILD, "--also", other)
+        assert r.returncode == 0 and f"copied from {_BUILD}: {_NAME}, {other}" in r.stdout, r.stdout + r.stderr
+        man = (out / "f4gemm_bf16_per1x32Fp4.csv").read_text().splitlines()
+        with open(os.path.join(_BUILD, "kernels", "sm90a", "f4gemm_bf16_per1x32Fp4.csv")) as f:
+            orow = next(l for l in f.read().splitlines() if l.split(",")[4] == other)
+        assert man[-1] == orow and man[-2] == row and [l.split(",")[4] for l in man].count(other) == 1
+        assert (out / f"{other}.cubin").read_bytes() == \
+            open(os.path.join(_BUILD, "kernels", "sm90a", f"{other}.cubin"), "rb").read()
     if shutil.which("cuobjdump") is None or not os.path.exists(built):
         pytest.skip("the SASS check needs cuobjdump and a build")
     # no override: the built kernel, instruction for instruction (scripts/sass_same.sh)
