@@ -26,3 +26,25 @@ f4gemm_system_nvcc() {
   done
   return 1
 }
+
+# The SASS tools (cuobjdump, and nvdisasm, which it runs): the tests that compare machine code
+# (tests/python/test_sass_same.py, test_variant.py, test_cv_probes.py) need them, and a machine whose only
+# CUDA is the compiler (system or wheels) has none. NVIDIA publishes them on PyPI from 13.2 on: the oldest
+# such release, pinned; they read the 13.0 compiler's sm_90a cubins. setup.sh installs them like the compiler
+# wheels when no system cuobjdump is found; test.sh puts their bin/ on PATH for the tests.
+F4GEMM_SASS_WHEELS=(
+  nvidia-cuda-cuobjdump==13.2.51  # bin/cuobjdump
+  nvidia-cuda-nvdisasm==13.2.51   # bin/nvdisasm (cuobjdump -sass runs it)
+)
+F4GEMM_SASS_WHEELS_DIR=${F4GEMM_SASS_WHEELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/f4gemm/sass-13.2.51}
+F4GEMM_SASS_WHEELS_BIN=$F4GEMM_SASS_WHEELS_DIR/nvidia/cu13/bin
+
+# Prints the system cuobjdump (PATH, then the toolkit places f4gemm_system_nvcc searches), or fails.
+f4gemm_system_cuobjdump() {
+  local c
+  for c in "$(command -v cuobjdump 2>/dev/null || true)" "${CUDA_HOME:+$CUDA_HOME/bin/cuobjdump}" \
+           "${CUDA_PATH:+$CUDA_PATH/bin/cuobjdump}" /usr/local/cuda/bin/cuobjdump; do
+    if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
+  done
+  return 1
+}

@@ -36,6 +36,14 @@ if [ "${F4GEMM_SKIP_PYTHON:-0}" != 1 ]; then
   rc=0
   # F4GEMM_BUILD_DIR: this checkout's build (its cubins), for the tests of the repository's scripts
   build_dir="$PWD/${BUILD_DIR:-build}"
+  # cuobjdump on PATH for the SASS-comparing tests: the system's, else setup.sh's pinned wheels
+  # (scripts/cuda_wheels.sh); without either those tests skip
+  cuobj=$(f4gemm_system_cuobjdump || true)
+  if [ -z "$cuobj" ] && [ -x "$F4GEMM_SASS_WHEELS_BIN/cuobjdump" ]; then cuobj=$F4GEMM_SASS_WHEELS_BIN/cuobjdump; fi
+  if [ -n "$cuobj" ]; then
+    export PATH="$(dirname "$cuobj"):$PATH"
+    echo "[test] cuobjdump for the SASS tests: $cuobj"
+  fi
   (cd "$py_tmp" && F4GEMM_EXPECT_KERNELS=$expect_kernels F4GEMM_BUILD_DIR="$build_dir" venv/bin/python -m pytest \
     -p no:cacheprovider -q src/tests/python) || rc=$?
   if [ "$rc" -eq 5 ]; then
