@@ -73,7 +73,7 @@
 #ifndef F4GEMM_R_BITPLANE
 #define F4GEMM_R_BITPLANE 2
 #endif
-//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128; pab_*): A is converted once by <name>_prepass into
+//   A_PREPASS  1 (abi sm90pa1; K_STAGE 128 or 256; pab_*): A is converted once by <name>_prepass into
 //            the workspace as the SW128 shared-memory image the wgmma reads as its S operand (k order of
 //            the S side, perm below), so WG0 only issues one bulk copy per stage and converts nothing,
 //            and the consumers convert their own bit-plane B rows in registers (PERF.md 15, 18).
@@ -148,8 +148,8 @@ static_assert(!kPromote || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE % 128 =
               "the promoted schedule: B from W (its scales fold into the fragments), the rotating schedule's "
               "per-step fragments, 128-K chains");
 static_assert(F4GEMM_R_BITPLANE == 0 || F4GEMM_R_BITPLANE == 2, "B: plain rows (0) or the W body (2)");
-static_assert(!kAPreS || (kRFrag && F4GEMM_PARTS > 0 && F4GEMM_K_STAGE == 128),
-              "A pre-pass as S: B from W, the rotating schedule, one 128-byte atom per stage");
+static_assert(!kAPreS || (kRFrag && F4GEMM_PARTS > 0 && (F4GEMM_K_STAGE == 128 || F4GEMM_K_STAGE == 256)),
+              "A pre-pass as S: B from W, the rotating schedule, one or two 128-byte atoms per stage");
 static_assert(!kRFrag || F4GEMM_PARTS > 0,
               "bit-plane R scales are read at promotion: only the rotating schedule promotes every step of a "
               "stage before the next stage's scales are loaded");

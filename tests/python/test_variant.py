@@ -132,8 +132,9 @@ def test_built_variants_carry_their_own_exported_row(tmp_path):
     header = lines[0].split(",")
     rows = {c[4]: dict(zip(header, c)) for c in (l.split(",") for l in lines[1:])}
     assert list(rows) == [f"{_NAME}_b0", f"{_NAME}_st4", f"{_NAME}_st3"]
-    # the ring's depth is in the variant's own shared memory (25176 bytes a stage), the rest is the config's
-    assert int(rows[f"{_NAME}_st4"]["smem_bytes"]) - int(rows[f"{_NAME}_st3"]["smem_bytes"]) == 25176
+    # the ring's depth is in the variant's own shared memory (50264 bytes a 256-K stage: the A image's 128 x 256 bytes,
+    # eight 16-row groups' two 1088-byte W chunks, eleven mbarriers), the rest is the config's
+    assert int(rows[f"{_NAME}_st4"]["smem_bytes"]) - int(rows[f"{_NAME}_st3"]["smem_bytes"]) == 50264
     for r in rows.values():
         assert (out / r["co_name"]).exists()
         assert (r["threads"], r["abi"], r["accum"], r["reg_ctas"], r["priority"], r["max_m"]) == \
@@ -147,16 +148,16 @@ def test_built_variants_carry_their_own_exported_row(tmp_path):
     built = os.path.join(_BUILD, "kernels", "sm90a", f"{_NAME}.cubin")
     if os.path.exists(built):
         # --with-built: the built kernel itself joins OUTDIR, its row as the build wrote it
-        r = run(str(out), _NAME, "st5", "STAGES=5", "--with-built", _BUILD)
+        r = run(str(out), _NAME, "w4", "STAGES=4", "--with-built", _BUILD)
         assert r.returncode == 0, r.stderr
         man = (out / "f4gemm_bf16_per1x32Fp4.csv").read_text().splitlines()
         with open(os.path.join(_BUILD, "kernels", "sm90a", "f4gemm_bf16_per1x32Fp4.csv")) as f:
             row = next(l for l in f.read().splitlines() if l.split(",")[4] == _NAME)
-        assert man[-1] == row and man[-2].split(",")[4] == f"{_NAME}_st5"
+        assert man[-1] == row and man[-2].split(",")[4] == f"{_NAME}_w4"
         assert (out / f"{_NAME}.cubin").read_bytes() == open(built, "rb").read()
         # --also: further built kernels join OUTDIR beside it, each row as the build wrote it
         other = "f4gemm_sm90a_pp_128x128"
-        r = run(str(out), _NAME, "st5", "STAGES=5", "--with-built", _BUILD, "--also", other)
+        r = run(str(out), _NAME, "w4", "STAGES=4", "--with-built", _BUILD, "--also", other)
         assert r.returncode == 0 and f"copied from {_BUILD}: {_NAME}, {other}" in r.stdout, r.stdout + r.stderr
         man = (out / "f4gemm_bf16_per1x32Fp4.csv").read_text().splitlines()
         with open(os.path.join(_BUILD, "kernels", "sm90a", "f4gemm_bf16_per1x32Fp4.csv")) as f:
