@@ -688,7 +688,7 @@ TEST(Sm90Policy, CtasPerSmFollowSharedMemoryAndThreads) {
     // reg_ctas: a kernel that pins its launch register budget (setmaxnreg) caps the count. The 4-stage A
     // pre-pass tile (session 28) fits twice by shared memory, once by its 384 x 168 registers.
     kc.reg_ctas = 1;
-    EXPECT_EQ(occ(102768, 384), 1);  // pab_128x128(_p)
+    EXPECT_EQ(occ(102768, 384), 1);  // the 128-K, 4-stage pab_128x128(_p) of sessions 28-30
     kc.reg_ctas = 2;
     EXPECT_EQ(occ(102768, 384), 2);
     EXPECT_EQ(occ(183200, 512), 1);  // the smaller of the three limits
