@@ -16,15 +16,21 @@ F4GEMM_CUDA_WHEELS_DIR=${F4GEMM_CUDA_WHEELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}
 F4GEMM_CUDA_WHEELS_ROOT=$F4GEMM_CUDA_WHEELS_DIR/nvidia/cu13  # the toolkit root the wheels share
 F4GEMM_WHEEL_NVCC=$F4GEMM_CUDA_WHEELS_ROOT/bin/nvcc
 
-# Prints the system nvcc, or fails when there is none (or F4GEMM_FORCE_PIP_NVCC=1).
-f4gemm_system_nvcc() {
-  [ "${F4GEMM_FORCE_PIP_NVCC:-0}" = 1 ] && return 1
+# Prints the system CUDA toolkit's program $1 (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin: the
+# places kernels/sm90a/CMakeLists.txt searches for nvcc), or fails when there is none.
+f4gemm_system_cuda_tool() {
   local c
-  for c in "$(command -v nvcc 2>/dev/null || true)" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" \
-           "${CUDA_PATH:+$CUDA_PATH/bin/nvcc}" /usr/local/cuda/bin/nvcc; do
+  for c in "$(command -v "$1" 2>/dev/null || true)" "${CUDA_HOME:+$CUDA_HOME/bin/$1}" \
+           "${CUDA_PATH:+$CUDA_PATH/bin/$1}" "/usr/local/cuda/bin/$1"; do
     if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
   done
   return 1
+}
+
+# Prints the system nvcc, or fails when there is none (or F4GEMM_FORCE_PIP_NVCC=1).
+f4gemm_system_nvcc() {
+  [ "${F4GEMM_FORCE_PIP_NVCC:-0}" = 1 ] && return 1
+  f4gemm_system_cuda_tool nvcc
 }
 
 # The SASS tools (cuobjdump, and nvdisasm, which it runs): the tests that compare machine code
@@ -39,12 +45,5 @@ F4GEMM_SASS_WHEELS=(
 F4GEMM_SASS_WHEELS_DIR=${F4GEMM_SASS_WHEELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/f4gemm/sass-13.2.51}
 F4GEMM_SASS_WHEELS_BIN=$F4GEMM_SASS_WHEELS_DIR/nvidia/cu13/bin
 
-# Prints the system cuobjdump (PATH, then the toolkit places f4gemm_system_nvcc searches), or fails.
-f4gemm_system_cuobjdump() {
-  local c
-  for c in "$(command -v cuobjdump 2>/dev/null || true)" "${CUDA_HOME:+$CUDA_HOME/bin/cuobjdump}" \
-           "${CUDA_PATH:+$CUDA_PATH/bin/cuobjdump}" /usr/local/cuda/bin/cuobjdump; do
-    if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
-  done
-  return 1
-}
+# Prints the system cuobjdump, or fails when there is none.
+f4gemm_system_cuobjdump() { f4gemm_system_cuda_tool cuobjdump; }

@@ -37,28 +37,27 @@ done
 # nvcc: a machine with only the NVIDIA driver gets NVIDIA's pinned CUDA 13.0 compiler wheels in a
 # prefix of their own (scripts/cuda_wheels.sh); build.sh points CMake at that nvcc.
 source "$(dirname "$0")/cuda_wheels.sh"
-if ! f4gemm_system_nvcc >/dev/null; then
-  stamp="$F4GEMM_CUDA_WHEELS_DIR/.f4gemm-wheels"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "${F4GEMM_CUDA_WHEELS[*]}" ] || ! [ -x "$F4GEMM_WHEEL_NVCC" ]; then
-    # --no-deps: each wheel the compiler needs is listed and pinned; --target keeps them out of
-    # Python's site-packages (and out of PEP 668's way); --upgrade replaces an older pin's files.
-    $py -m pip install -q --root-user-action=ignore --no-deps --no-compile --upgrade --target "$F4GEMM_CUDA_WHEELS_DIR" \
-      "${F4GEMM_CUDA_WHEELS[@]}"
-    echo "${F4GEMM_CUDA_WHEELS[*]}" >"$stamp"
+# install_wheels DIR EXE PIN...: the pinned wheels into DIR unless its stamp holds these pins and EXE is there.
+# --no-deps: each wheel needed is listed and pinned; --target keeps them out of Python's site-packages (and out
+# of PEP 668's way); --upgrade replaces an older pin's files. Returns pip's status.
+install_wheels() {
+  local dir=$1 exe=$2
+  shift 2
+  local stamp="$dir/.f4gemm-wheels"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$*" ] || ! [ -x "$exe" ]; then
+    $py -m pip install -q --root-user-action=ignore --no-deps --no-compile --upgrade --target "$dir" "$@" || return
+    echo "$*" >"$stamp"
   fi
+}
+if ! f4gemm_system_nvcc >/dev/null; then
+  install_wheels "$F4GEMM_CUDA_WHEELS_DIR" "$F4GEMM_WHEEL_NVCC" "${F4GEMM_CUDA_WHEELS[@]}"
   "$F4GEMM_WHEEL_NVCC" --version | grep release | sed 's/^/[setup] nvcc from PyPI wheels: /'
 fi
 # cuobjdump and nvdisasm for the SASS-comparing tests, where the machine has none (scripts/cuda_wheels.sh).
 # Optional: without them those tests skip, so a failed install warns instead of stopping the setup.
 if ! f4gemm_system_cuobjdump >/dev/null; then
-  stamp="$F4GEMM_SASS_WHEELS_DIR/.f4gemm-wheels"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "${F4GEMM_SASS_WHEELS[*]}" ] || ! [ -x "$F4GEMM_SASS_WHEELS_BIN/cuobjdump" ]; then
-    if $py -m pip install -q --root-user-action=ignore --no-deps --no-compile --upgrade \
-        --target "$F4GEMM_SASS_WHEELS_DIR" "${F4GEMM_SASS_WHEELS[@]}"; then
-      echo "${F4GEMM_SASS_WHEELS[*]}" >"$stamp"
-    else
-      echo "[setup] warning: could not install ${F4GEMM_SASS_WHEELS[*]}: the SASS-comparing tests will skip" >&2
-    fi
+  if ! install_wheels "$F4GEMM_SASS_WHEELS_DIR" "$F4GEMM_SASS_WHEELS_BIN/cuobjdump" "${F4GEMM_SASS_WHEELS[@]}"; then
+    echo "[setup] warning: could not install ${F4GEMM_SASS_WHEELS[*]}: the SASS-comparing tests will skip" >&2
   fi
   if [ -x "$F4GEMM_SASS_WHEELS_BIN/cuobjdump" ]; then
     "$F4GEMM_SASS_WHEELS_BIN/cuobjdump" --version | grep release | sed 's/^/[setup] cuobjdump from PyPI wheels: /'
