@@ -5,15 +5,18 @@ candidate the screen dropped, its screening time (screen 1). A later log's row r
 (M, N, K, kernel, split). Rows are written sorted; the header comment is the caller's (--comment, one line per '#').
 
 Usage: scripts/measured_table.py LOG [LOG ...] [--min-m M] [--max-m M] [--exclude REGEX] [--exclude-shape MxNxK ...]
-       [--rename OLD=NEW ...] [--late LOG ...] [--comment TEXT] -o OUT.csv
+       [--rename OLD=NEW ...] [--late LOG ...] [--late-best TUNED.csv ...] [--comment TEXT] -o OUT.csv
 --rename gives a kernel timed under a lab name the name it ships under (applied after --exclude, which sees the
 lab names). --late logs are read after all LOGS with neither --exclude nor --rename: a newer log of shipped names
-whose kernel an older log's lab filter would drop.
+whose kernel an older log's lab filter would drop. --late-best tables (the CSV `f4gemm tune --out` writes: the best
+kernel and split per cell and mode, where the run's log is lost) are read last: each row replaces or adds that
+kernel's time in a cell the logs already hold (a cell they do not hold is left out: one row is not a cell's timing).
 Example (tests/data/decode_measured.csv, session 10):
   scripts/measured_table.py docs/results/2026-12-01c/tune_sk.log --max-m 16 --exclude '_sk\\.cubin' -o a.csv
   scripts/measured_table.py docs/results/2026-12-01c/tune_mid.log --min-m 32 --exclude 'ws_swap_32x128_fs_p' -o b.csv
 """
 import argparse
+import csv
 import re
 import sys
 
@@ -39,6 +42,24 @@ def read_log(path, rows, min_m, max_m, exclude, shapes=(), rename=None):
     return n
 
 
+def read_best(path, rows, min_m, max_m):
+    """The rows of a tuned table (`f4gemm tune --out`) for cells `rows` already holds; the number read."""
+    cells = {k[:3] for k in rows}
+    n = 0
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            try:
+                mm, nn, kk, split, us = int(r["M"]), int(r["N"]), int(r["K"]), int(r["splitK"]), float(r["us"])
+                kernel = r["kernelName"]
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(f"{path}: row {dict(r)} lacks M, N, K, kernelName, splitK or us")
+            if mm < min_m or (max_m and mm > max_m) or (mm, nn, kk) not in cells:
+                continue
+            rows[(mm, nn, kk, kernel, split)] = (us, 0)
+            n += 1
+    return n
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", nargs="+")
@@ -52,6 +73,9 @@ def main(argv=None):
     ap.add_argument("--late", action="append", default=[], metavar="LOG",
                     help="a log read after LOGS, its kernels already under their shipped names: --exclude and "
                          "--rename (which name the lab kernels of older logs) do not apply to it (repeatable)")
+    ap.add_argument("--late-best", action="append", default=[], metavar="TUNED.csv",
+                    help="a tuned table (`f4gemm tune --out`) read last: its best rows replace or add their kernel's "
+                         "time in cells the logs hold (repeatable)")
     ap.add_argument("--comment", default="", help="header comment (lines split on '\\n')")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
@@ -74,6 +98,20 @@ def main(argv=None):
         if n == 0:
             print(f"measured_table.py: no tune timing lines in {path} (got none after the filters): "
                   "pass an `f4gemm tune` log", file=sys.stderr)
+            return 1
+    for path in a.late_best:
+        try:
+            n = read_best(path, rows, a.min_m, a.max_m)
+        except OSError as e:
+            print(f"measured_table.py: cannot read {path} ({e.strerror}): pass an `f4gemm tune --out` table",
+                  file=sys.stderr)
+            return 2
+        except ValueError as e:
+            print(f"measured_table.py: {e}: pass an `f4gemm tune --out` table", file=sys.stderr)
+            return 2
+        if n == 0:
+            print(f"measured_table.py: no row of {path} is in a cell the logs hold: pass the tune of those cells",
+                  file=sys.stderr)
             return 1
     with open(a.out, "w") as f:
         for line in a.comment.split("\\n") if a.comment else []:

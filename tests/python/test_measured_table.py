@@ -37,6 +37,36 @@ def test_rows_filters_and_replacement(script, tmp_path):
     ]
 
 
+BEST = """cu_num,M,N,K,accum,kernelName,splitK,us,tflops
+132,1,8192,8192,exact,f4gemm_sm90a_dec_16x64_m2.cubin,1,15.5,8.6
+132,1,8192,8192,promoted,f4gemm_sm90a_dec_16x64_w12.cubin,0,15.7,8.5
+132,2,8192,8192,exact,f4gemm_sm90a_dec_16x64_m2.cubin,0,16.0,8.3
+"""
+
+
+def test_best_rows_update_the_cells_the_logs_hold(script, tmp_path, capsys):
+    """--late-best (a tuned table whose tune log was lost): its rows replace a kernel's time or add a kernel in cells
+    the logs hold, and leave out cells they do not (one row is not a cell's timing)."""
+    a, best, out = tmp_path / "a.log", tmp_path / "best.csv", tmp_path / "t.csv"
+    a.write_text(LOG1)
+    best.write_text(BEST)
+    assert script.main([str(a), "--max-m", "16", "--exclude", r"_sk\.cubin", "--late-best", str(best),
+                        "-o", str(out)]) == 0
+    assert out.read_text().splitlines() == [
+        "M,N,K,kernel,split,us,screen",
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,0,16.1,0",
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,1,15.5,0",  # the screened split, timed as a best row
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_w12.cubin,0,15.7,0",  # a kernel the log did not time, in a held cell
+    ]
+    # no row in a held cell, and a file that is not a tuned table: one-line errors
+    best.write_text(BEST.splitlines()[0] + "\n" + BEST.splitlines()[3] + "\n")
+    assert script.main([str(a), "--max-m", "16", "--late-best", str(best), "-o", str(out)]) == 1
+    assert "no row of" in capsys.readouterr().err
+    best.write_text("M,N,K\n1,8192,8192\n")
+    assert script.main([str(a), "--max-m", "16", "--late-best", str(best), "-o", str(out)]) == 2
+    assert "lacks M, N, K, kernelName, splitK or us" in capsys.readouterr().err
+
+
 def test_a_file_without_timing_lines_is_an_error(script, tmp_path, capsys):
     empty = tmp_path / "x.log"
     empty.write_text("nothing here\n")
