@@ -148,6 +148,8 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
                         "--late", os.path.join(res, "2026-12-02g", "call6", "tune_grid_ex.log"),
                         "--late", os.path.join(res, "2026-12-02h", "call1", "tune_grid_pr.log"),
                         "--late", os.path.join(res, "2026-12-02h", "call3", "tune_grid_ex.log"),
+                        "--late-best", os.path.join(res, "2026-12-05b", "call1", "retime", "t_ex.csv"),
+                        "--late-best", os.path.join(res, "2026-12-05b", "call1", "retime", "t_pr.csv"),
                         "--exclude-shape", "128x8192x8192", "--exclude-shape", "128x4096x14336",
                         "--exclude-shape", "256x8192x8192",
                         "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b|cv_128x80_c1",
@@ -166,6 +168,9 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
     # kept although --exclude names that code object (the lab build of session 14 it drops); re-timed in session 29
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80.cubin,0,48.87,0" in table
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,42.64,0" in table
+    # session 32's best rows of M = 512, 1024 (the H200 re-time of the 256-K A pre-pass tiles, whose logs were lost)
+    assert "512,10240,8192,f4gemm_sm90a_pab_128x128.cubin,0,158.851,0" in table
+    assert "1024,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,817.315,0" in table
 
 
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):

@@ -208,7 +208,7 @@ TEST(Sm90Policy, PrepassRowsKeepThePolicy) {
 }
 
 TEST(Sm90Policy, MaxMOffersAKernelOnlyUpToItsM) {
-    // pab before pp, same tile, max_m 256 (kernels/sm90a/kernels.json): the twin rule keeps pab up to
+    // pab before pp, same tile, max_m 256 (kernels/sm90a/kernels.json until session 32): the twin rule keeps pab up to
     // M = 256 and pp above; the skip is named in --explain.
     Manifest m = sm90_manifest();
     const Manifest pre = parse_manifest(
@@ -419,7 +419,10 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
             EXPECT_EQ(k.abi, KernelAbi::Sm90pa1) << k.knl_name;
             if (exact && k.tile_m == 128) {
                 pab = int(i);
-                EXPECT_EQ(k.max_m, 256) << k.knl_name;
+                EXPECT_EQ(k.max_m, 768) << k.knl_name;  // session 32's H200 re-time (PERF.md entry 72)
+            }
+            if (!exact && k.tile_m == 128) {
+                EXPECT_EQ(k.max_m, 512) << k.knl_name;
             }
             if (k.tile_m == 64) {  // batched decode (M = 33..64), both modes
                 EXPECT_EQ(k.max_m, 64) << k.knl_name;
@@ -457,7 +460,11 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         << "pab must be preferred to its same-tile twin pp up to its max_m";
     EXPECT_EQ(pick(m, 128, 16384, 16384), "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(pick(m, 256, 16384, 16384), "f4gemm_sm90a_pab_128x128");
-    EXPECT_EQ(pick(m, 384, 16384, 16384), "f4gemm_sm90a_pp_128x128");
+    // the A pre-pass tile up to M = 768 since session 32 (PERF.md entry 72: the best exact kernel of every grid N x K
+    // at M = 384, 512, 768 on the H200), the pre-pass kernel from there
+    EXPECT_EQ(pick(m, 384, 16384, 16384), "f4gemm_sm90a_pab_128x128");
+    EXPECT_EQ(pick(m, 768, 28672, 8192), "f4gemm_sm90a_pab_128x128");
+    EXPECT_EQ(pick(m, 1024, 28672, 8192), "f4gemm_sm90a_pp_128x128");
     EXPECT_EQ(pick(m, 8192, 8192, 8192), "f4gemm_sm90a_pp_128x128");
     // decode (the decode model, docs/HEURISTIC.md): the 128-row wgmma tile where its tiles fill the SMs in
     // one round (N = 16384: 128 tiles; it is the two-CTA 16 x 64 tile's twin and comes first), the 12-warp
