@@ -472,8 +472,12 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
     // against 33.3 and 44.5; since session 27 the exact ones too, cv_64x80: 37.1 against 43.8 at 48 x 10240 x
     // 8192, PERF.md entry 62) that already fills more than half in one wave, its splits counted. Since
     // session 27 the 64-row A pre-pass tile of the request's mode competes on the same count in the
-    // largest split that keeps one wave and 8192 of K per split, and wins a tie as the taller tile: 64 x 8192
-    // x 28672 exact pab_64x128 in 2 splits 82.3 us against 93.0 for dec_32x128_wg12_c2 (128 CTAs each).
+    // largest split that keeps one wave and (since session 32, its 256-K stages) 3584 of K per split, as the
+    // 32-row split tile does (8192 before), and wins a tie as the taller tile: 64 x 8192 x 28672 exact
+    // pab_64x128 in 2 splits 82.3 us against 93.0 for dec_32x128_wg12_c2 (128 CTAs each); since its 256-K
+    // stages (PERF.md entry 73) 64 x 8192^2 exact in 2 splits of 4096 29.8 us against 33.0 for
+    // dec_32x128_wg12_c2, 64 x 4096 x 14336 promoted in 4 splits of 3584 28.4 against 31.3 for
+    // dec_32x128_wg12_c2_s in 2.
     // Measured (PERF.md entry 57, docs/results/2026-12-02b/call2/tune_m33_64.log): 64 x 8192 x 28672 93.2 us
     // on dec_32x128_wg12_c2 (128 CTAs) against 118.9 for the half-height swap kernel; 64 x 4096 x 14336 35.8
     // on dec_16x128_wg12 (128) against 42.2 for the swap kernel in 2 splits; 48 x 10240 x 8192 44.5 on the
@@ -490,14 +494,14 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         for (size_t i = 0; i < m.kernels.size() && !pick_fills; ++i) {
             const KernelConfig& kc = m.kernels[i];
             // The 64-row A pre-pass tile of the request's mode (pab_64x128, pab_64x128_p) competes too, split
-            // as far as one wave allows with at least 8192 of K per split.
+            // as far as one wave allows with at least 3584 of K per split.
             const bool prepass = kc.abi == KernelAbi::Sm90pa1 && kc.split_k && kc.tile_m == 64 &&
                                  kc.tile_n == 128 && in_pool(kc) && offered_for_m(kc, q.m);
             if (!prepass && (!servable(kc) || !offered_for_m(kc, q.m) || kc.decode_round <= 0 ||
                              kc.tile_n != 128 || kc.tile_m > 32))
                 continue;
             const int l = prepass
-                              ? largest_split(tiles_of(kc, q), cta_slots(kc, q), kernel_k(kc, q.k), 2, 8192)
+                              ? largest_split(tiles_of(kc, q), cta_slots(kc, q), kernel_k(kc, q.k), 2, 3584)
                           : kc.split_k ? decode_split(kc, q)
                                        : 0;
             if (!prepass && kc.split_k && l == 0) continue;  // unsplit, the split twin is its unsplit twin

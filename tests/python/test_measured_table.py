@@ -122,7 +122,9 @@ def test_the_decode_table_is_its_logs(script, tmp_path):
                         os.path.join(res, "2026-12-02f", "call2", "tune_m33_64_ex.log"),
                         os.path.join(res, "2026-12-02f", "call2", "tune_m33_64_pr.log"),
                         os.path.join(res, "2026-12-02g", "call6", "tune_m33_64_ex.log"),
-                        os.path.join(res, "2026-12-02h", "call1", "tune_m33_64_pr.log"), "--min-m", "17",
+                        os.path.join(res, "2026-12-02h", "call1", "tune_m33_64_pr.log"),
+                        os.path.join(res, "2026-12-05b", "call9", "tune_m33_64_ex.log"),
+                        os.path.join(res, "2026-12-05b", "call9", "tune_m33_64_pr.log"), "--min-m", "17",
                         "--exclude", r"dec_32x112_w8|dec_32x32_w12|dec_16x80_w16|dec_32x128_wg12\.cubin|dec_32x128_wg8_c2",
                         "-o", str(b)]) == 0
     table = _rows(os.path.join(root, "tests", "data", "decode_measured.csv"))
@@ -148,10 +150,13 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
                         "--late", os.path.join(res, "2026-12-02g", "call6", "tune_grid_ex.log"),
                         "--late", os.path.join(res, "2026-12-02h", "call1", "tune_grid_pr.log"),
                         "--late", os.path.join(res, "2026-12-02h", "call3", "tune_grid_ex.log"),
-                        "--late-best", os.path.join(res, "2026-12-05b", "call1", "retime", "t_ex.csv"),
-                        "--late-best", os.path.join(res, "2026-12-05b", "call1", "retime", "t_pr.csv"),
+                        "--late", os.path.join(res, "2026-12-05b", "call10", "retime", "tune_m384_1024_ex.log"),
+                        "--late", os.path.join(res, "2026-12-05b", "call10", "retime", "tune_m384_1024_pr.log"),
                         "--exclude-shape", "128x8192x8192", "--exclude-shape", "128x4096x14336",
                         "--exclude-shape", "256x8192x8192",
+                        # session 32's re-time also timed M = 384 and 768, off the grid
+                        *[a for m in (384, 768) for nk in ("16384x16384", "10240x8192", "28672x8192", "8192x28672")
+                          for a in ("--exclude-shape", f"{m}x{nk}")],
                         "--exclude", r"cv_128x128_p|cv_128x64_p_c2|cv_128x80_p\.cubin|pab_128x128_p_b|cv_128x80_c1",
                         "--rename", "f4gemm_sm90a_cv_128x80_p_c2.cubin=f4gemm_sm90a_cv_128x80_p.cubin",
                         "--rename", "f4gemm_sm90a_pab_128x128_b.cubin=f4gemm_sm90a_pab_128x128.cubin",
@@ -168,9 +173,9 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
     # kept although --exclude names that code object (the lab build of session 14 it drops); re-timed in session 29
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80.cubin,0,48.87,0" in table
     assert "128,10240,8192,f4gemm_sm90a_cv_128x80_p.cubin,0,42.64,0" in table
-    # session 32's best rows of M = 512, 1024 (the H200 re-time of the 256-K A pre-pass tiles, whose logs were lost)
-    assert "512,10240,8192,f4gemm_sm90a_pab_128x128.cubin,0,158.851,0" in table
-    assert "1024,16384,16384,f4gemm_sm90a_pab_128x128.cubin,0,817.315,0" in table
+    # session 32's H200 re-time of the 256-K A pre-pass tiles against the pre-pass kernels at M = 512, 1024
+    assert "512,10240,8192,f4gemm_sm90a_pab_128x128.cubin,0,159.04,0" in table
+    assert "512,16384,16384,f4gemm_sm90a_pp_128x128_p.cubin,0,357.24,0" in table
 
 
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):

@@ -525,7 +525,10 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // wgmma decode tiles where their CTAs, row tiles weighed by their rows, fill more than half of the SMs in
     // one wave (the one with the most CTAs: the 16-row tile at N = 4096, the 32-row tile at N = 5120..8192
     // and at 33..48 x 10240, PERF.md entry 57)
-    EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_cv_64x128");
+    // Since session 32 (PERF.md entry 73: the 64-row A pre-pass tiles' 256-K stages and a time model) the exact
+    // A pre-pass tile where the time model predicts it faster (77.0 us against 91.1 for cv_64x128; measured 76.5
+    // against 81.6)
+    EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_pab_64x128");
     EXPECT_EQ(pick(m, 64, 10240, 8192), "f4gemm_sm90a_cv_64x80");  // 160 CTAs of the 32-row tile: 2 waves
     // Since session 27 (PERF.md entry 62: the A pre-pass split over K) an exact A pre-pass tile that fills
     // more than half of the SMs in one wave keeps its cell as the promoted ones did (48 x 10240 x 8192:
@@ -535,14 +538,20 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     Selection pa;
     EXPECT_EQ(pick(m, 64, 8192, 28672, false, &pa), "f4gemm_sm90a_pab_64x128");
     EXPECT_EQ(pa.log2_k_split, 1);
-    EXPECT_EQ(pick(m, 64, 8192, 8192), "f4gemm_sm90a_dec_32x128_wg12_c2");
+    // since session 32 in 2 splits of 4096 (3584 of K per split allowed; measured 29.8 us against 33.0 for
+    // dec_32x128_wg12_c2)
+    Selection pa2;
+    EXPECT_EQ(pick(m, 64, 8192, 8192, false, &pa2), "f4gemm_sm90a_pab_64x128");
+    EXPECT_EQ(pa2.log2_k_split, 1);
     EXPECT_EQ(pick(m, 64, 4096, 4096), "f4gemm_sm90a_dec_16x128_wg12");
     EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");  // the 16-row tile: 160 CTAs
     EXPECT_EQ(pick(m, 64, 1024, 4096), "f4gemm_sm90a_dec_16x32_m2");  // 32 CTAs fill a quarter: no switch
     Selection hh;
-    pick(m, 64, 4096, 14336, false, &hh);  // 2 row tiles of 32 x 32 weight tiles in 2 splits: 128 CTAs
-    EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2_s");
-    EXPECT_EQ(hh.log2_k_split, 1);
+    // 2 row tiles of 32 x 32 weight tiles in 2 splits, 128 CTAs, against the 64-row A pre-pass tile's 32 tiles in
+    // 4 splits of 3584, 128 CTAs: the taller tile (since session 32; 28.8 us measured against 31.3)
+    pick(m, 64, 4096, 14336, false, &hh);
+    EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_pab_64x128");
+    EXPECT_EQ(hh.log2_k_split, 2);
     // --explain names the decode model's choice and the split rule's split.
     const auto steps_of = [&](int mm, int n, int k, Accum accum, Selection* out) {
         *out = select(m, "", HeuristicQuery{mm, n, k, 132, 0, 0}, true, nullptr, accum);
@@ -587,15 +596,17 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(keep.find("wgmma decode tiles"), std::string::npos) << keep;
     EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x80");
     steps_of(64, 8192, 8192, Accum::Exact, &why_sel);
-    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_32x128_wg12_c2");
-    EXPECT_EQ(why_sel.log2_k_split, 0);
+    EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_pab_64x128");
+    EXPECT_EQ(why_sel.log2_k_split, 1);
     if (promoted) {
         // Promoted, N = 8192: the converter kernel's 64-row tiles fill the SMs (128 tiles), so the A pre-pass
-        // tiles stay and the time model takes cv_64x64_p (93.3 us against 104.4 for the swap kernel in 2
-        // splits, PERF.md entry 37); at N = 4096 they fill half and yield as in the exact mode.
+        // tiles stay and the time model chooses among them (cv_64x64_p until session 32: 93.3 us against 104.4
+        // for the swap kernel in 2 splits, PERF.md entry 37; since, pab_64x128_p in 2 splits, 85.5 us predicted
+        // against 89.5, measured 68.5 against 76.8, entry 73); at N = 4096 they fill half and yield as in the
+        // exact mode.
         const std::string cv = steps_of(64, 8192, 28672, Accum::Promoted, &why_sel);
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x64_p");
-        EXPECT_EQ(why_sel.log2_k_split, 0);
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_pab_64x128_p");
+        EXPECT_EQ(why_sel.log2_k_split, 1);
         EXPECT_NE(cv.find("time model: "), std::string::npos) << cv;
         EXPECT_EQ(cv.find("it cannot split K"), std::string::npos) << cv;
         steps_of(64, 8192, 8192, Accum::Promoted, &why_sel);
@@ -610,19 +621,23 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
                   std::string::npos)
             << small;
         EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x128_wg12");
-        // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority)
-        EXPECT_NE(steps_of(64, 16384, 16384, Accum::Promoted, &why_sel)
-                      .find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"),
-                  std::string::npos);
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x128_p");
+        // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority) in the rules; the
+        // time model then takes pab_64x128_p (since session 32: 73.7 us predicted against 80.9, measured 72.1
+        // against 73.0)
+        const std::string tm = steps_of(64, 16384, 16384, Accum::Promoted, &why_sel);
+        EXPECT_NE(tm.find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"), std::string::npos) << tm;
+        EXPECT_NE(tm.find("time model: 73.7 us predicted against 80.9 for f4gemm_sm90a_cv_64x128_p.cubin"),
+                  std::string::npos)
+            << tm;
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_pab_64x128_p");
         // the time model between the two converter tiles: the 80-row one where both take one round (N =
-        // 10240: 128 tiles against 80), the 128-row one where the 80-row tiles take a round more (16384,
-        // 28672)
+        // 10240: 128 tiles against 80), a 128-row one where the 80-row tiles take a round more (16384,
+        // 28672; the A pre-pass tile since session 32, measured 76.9 us against 77.4 for cv_64x128_p)
         const std::string wide = steps_of(48, 10240, 8192, Accum::Promoted, &why_sel);
         EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x80_p");
         EXPECT_NE(wide.find("time model: "), std::string::npos) << wide;
         steps_of(64, 28672, 8192, Accum::Promoted, &why_sel);
-        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_cv_64x128_p");
+        EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_pab_64x128_p");
     }
     // The promoted kernels (accum column), when the build has them: a promoted request runs one where the
     // policy offers it, and falls back to the exact decode kernels below their min_m; exact requests above
