@@ -208,8 +208,8 @@ TEST(Sm90Policy, PrepassRowsKeepThePolicy) {
 }
 
 TEST(Sm90Policy, MaxMOffersAKernelOnlyUpToItsM) {
-    // pab before pp, same tile, max_m 256 (kernels/sm90a/kernels.json until session 32): the twin rule keeps pab up to
-    // M = 256 and pp above; the skip is named in --explain.
+    // pab before pp, same tile, max_m 256 (kernels/sm90a/kernels.json until session 32): the twin rule keeps
+    // pab up to M = 256 and pp above; the skip is named in --explain.
     Manifest m = sm90_manifest();
     const Manifest pre = parse_manifest(
         "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout,"
@@ -460,8 +460,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
         << "pab must be preferred to its same-tile twin pp up to its max_m";
     EXPECT_EQ(pick(m, 128, 16384, 16384), "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(pick(m, 256, 16384, 16384), "f4gemm_sm90a_pab_128x128");
-    // the A pre-pass tile up to M = 768 since session 32 (PERF.md entry 72: the best exact kernel of every grid N x K
-    // at M = 384, 512, 768 on the H200), the pre-pass kernel from there
+    // the A pre-pass tile up to M = 768 since session 32 (PERF.md entry 72: the best exact kernel of every
+    // grid N x K at M = 384, 512, 768 on the H200), the pre-pass kernel from there
     EXPECT_EQ(pick(m, 384, 16384, 16384), "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(pick(m, 768, 28672, 8192), "f4gemm_sm90a_pab_128x128");
     EXPECT_EQ(pick(m, 1024, 28672, 8192), "f4gemm_sm90a_pp_128x128");
@@ -525,9 +525,9 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     // wgmma decode tiles where their CTAs, row tiles weighed by their rows, fill more than half of the SMs in
     // one wave (the one with the most CTAs: the 16-row tile at N = 4096, the 32-row tile at N = 5120..8192
     // and at 33..48 x 10240, PERF.md entry 57)
-    // Since session 32 (PERF.md entry 73: the 64-row A pre-pass tiles' 256-K stages and a time model) the exact
-    // A pre-pass tile where the time model predicts it faster (77.0 us against 91.1 for cv_64x128; measured 76.5
-    // against 81.6)
+    // Since session 32 (PERF.md entry 73: the 64-row A pre-pass tiles' 256-K stages and a time model) the
+    // exact A pre-pass tile where the time model predicts it faster (77.0 us against 91.1 for cv_64x128;
+    // measured 76.5 against 81.6)
     EXPECT_EQ(pick(m, 64, 16384, 16384), "f4gemm_sm90a_pab_64x128");
     EXPECT_EQ(pick(m, 64, 10240, 8192), "f4gemm_sm90a_cv_64x80");  // 160 CTAs of the 32-row tile: 2 waves
     // Since session 27 (PERF.md entry 62: the A pre-pass split over K) an exact A pre-pass tile that fills
@@ -547,8 +547,8 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(pick(m, 64, 5120, 5120), "f4gemm_sm90a_dec_32x128_wg12_c2");  // the 16-row tile: 160 CTAs
     EXPECT_EQ(pick(m, 64, 1024, 4096), "f4gemm_sm90a_dec_16x32_m2");  // 32 CTAs fill a quarter: no switch
     Selection hh;
-    // 2 row tiles of 32 x 32 weight tiles in 2 splits, 128 CTAs, against the 64-row A pre-pass tile's 32 tiles in
-    // 4 splits of 3584, 128 CTAs: the taller tile (since session 32; 28.8 us measured against 31.3)
+    // 2 row tiles of 32 x 32 weight tiles in 2 splits, 128 CTAs, against the 64-row A pre-pass tile's 32
+    // tiles in 4 splits of 3584, 128 CTAs: the taller tile (since session 32; 28.8 us measured against 31.3)
     pick(m, 64, 4096, 14336, false, &hh);
     EXPECT_EQ(m.kernels[size_t(hh.index)].knl_name, "f4gemm_sm90a_pab_64x128");
     EXPECT_EQ(hh.log2_k_split, 2);
@@ -600,10 +600,10 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
     EXPECT_EQ(why_sel.log2_k_split, 1);
     if (promoted) {
         // Promoted, N = 8192: the converter kernel's 64-row tiles fill the SMs (128 tiles), so the A pre-pass
-        // tiles stay and the time model chooses among them (cv_64x64_p until session 32: 93.3 us against 104.4
-        // for the swap kernel in 2 splits, PERF.md entry 37; since, pab_64x128_p in 2 splits, 85.5 us predicted
-        // against 89.5, measured 68.5 against 76.8, entry 73); at N = 4096 they fill half and yield as in the
-        // exact mode.
+        // tiles stay and the time model chooses among them (cv_64x64_p until session 32: 93.3 us against
+        // 104.4 for the swap kernel in 2 splits, PERF.md entry 37; since, pab_64x128_p in 2 splits, 85.5 us
+        // predicted against 89.5, measured 68.5 against 76.8, entry 73); at N = 4096 they fill half and yield
+        // as in the exact mode.
         const std::string cv = steps_of(64, 8192, 28672, Accum::Promoted, &why_sel);
         EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_pab_64x128_p");
         EXPECT_EQ(why_sel.log2_k_split, 1);
@@ -621,9 +621,9 @@ TEST(Sm90Policy, BuiltManifestRowsMatchTheirFamily) {
                   std::string::npos)
             << small;
         EXPECT_EQ(m.kernels[size_t(why_sel.index)].knl_name, "f4gemm_sm90a_dec_16x128_wg12");
-        // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority) in the rules; the
-        // time model then takes pab_64x128_p (since session 32: 73.7 us predicted against 80.9, measured 72.1
-        // against 73.0)
+        // the converter-warpgroup kernel ahead of its same-tile twin pab_64x128_p (priority) in the rules;
+        // the time model then takes pab_64x128_p (since session 32: 73.7 us predicted against 80.9,
+        // measured 72.1 against 73.0)
         const std::string tm = steps_of(64, 16384, 16384, Accum::Promoted, &why_sel);
         EXPECT_NE(tm.find("skip: same tile as f4gemm_sm90a_cv_64x128_p.cubin"), std::string::npos) << tm;
         EXPECT_NE(tm.find("time model: 73.7 us predicted against 80.9 for f4gemm_sm90a_cv_64x128_p.cubin"),
