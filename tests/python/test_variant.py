@@ -138,7 +138,7 @@ def test_built_variants_carry_their_own_exported_row(tmp_path):
     for r in rows.values():
         assert (out / r["co_name"]).exists()
         assert (r["threads"], r["abi"], r["accum"], r["reg_ctas"], r["priority"], r["max_m"]) == \
-            ("384", "sm90pa1", "exact", "1", "10", "256")
+            ("384", "sm90pa1", "exact", "1", "10", "768")
     r = run(str(out), _NAME, "st3", "STAGES=3")  # the same name again: its row replaced, not doubled
     assert r.returncode == 0 and (out / "f4gemm_bf16_per1x32Fp4.csv").read_text().count(f"{_NAME}_st3,") == 1
     # a config the kernel refuses (two stages: its static_assert) fails with nvcc's error, and leaves no cubin
