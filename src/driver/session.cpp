@@ -135,12 +135,17 @@ int largest_split(long tiles, long slots, int kk, int max_l, int min_k) {
 // x 4096 x 14336 27.9 against 28.9, 17..32 x 8192 x 28672 in 2 splits 51.3-64.3 against 66.3-67.0; at K =
 // 8192 its split helps it (32 x 8192^2: 30.9 us against 34.2 unsplit) but the 16-row tiles over two row tiles
 // are faster (24.1), which the decode model does not see.
+// The least K per split of the tiles of 32 rows and more (the 32-row decode tile here; the 64-row A pre-pass
+// tile in the wgmma decode tiles' rule below since session 32, PERF.md entry 73), and of the 16-row tiles.
+constexpr int kMinSplitKTall = 3584;
+constexpr int kMinSplitK16 = 8192;
+
 int decode_split(const KernelConfig& kc, const HeuristicQuery& q) {
     if (!kc.split_k || kc.decode_round <= 0 || q.num_cu <= 0) return 0;
     const int kk = kernel_k(kc, q.k);
     const bool tall = kc.tile_m >= 32;
     if (tall && kk < 14336) return 0;
-    return largest_split(tiles_of(kc, q), q.num_cu, kk, 2, tall ? 3584 : 8192);
+    return largest_split(tiles_of(kc, q), q.num_cu, kk, 2, tall ? kMinSplitKTall : kMinSplitK16);
 }
 
 HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool explain, bool ours, int cover,
@@ -494,14 +499,14 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
         for (size_t i = 0; i < m.kernels.size() && !pick_fills; ++i) {
             const KernelConfig& kc = m.kernels[i];
             // The 64-row A pre-pass tile of the request's mode (pab_64x128, pab_64x128_p) competes too, split
-            // as far as one wave allows with at least 3584 of K per split.
+            // as far as one wave allows with at least kMinSplitKTall of K per split, as the 32-row tile.
             const bool prepass = kc.abi == KernelAbi::Sm90pa1 && kc.split_k && kc.tile_m == 64 &&
                                  kc.tile_n == 128 && in_pool(kc) && offered_for_m(kc, q.m);
             if (!prepass && (!servable(kc) || !offered_for_m(kc, q.m) || kc.decode_round <= 0 ||
                              kc.tile_n != 128 || kc.tile_m > 32))
                 continue;
-            const int l = prepass
-                              ? largest_split(tiles_of(kc, q), cta_slots(kc, q), kernel_k(kc, q.k), 2, 3584)
+            const int l = prepass ? largest_split(tiles_of(kc, q), cta_slots(kc, q), kernel_k(kc, q.k), 2,
+                                                  kMinSplitKTall)
                           : kc.split_k ? decode_split(kc, q)
                                        : 0;
             if (!prepass && kc.split_k && l == 0) continue;  // unsplit, the split twin is its unsplit twin
