@@ -2,12 +2,12 @@
 // (EXACT 1) exact:
 //
 //   <name>_prepass  A once into its e5m2 image (sm90_a_prepass.cuh, the pab_* pre-pass)
-//   <name>          WG0: one thread bulk-copies, per 128-K stage, the stage of A's image and the W chunks of
-//                   the tile's weight rows into a ring slot. Converter warpgroups turn the W chunks into the
-//                   SW128 K-major e5m2 image of B with each block's scale folded (cvt8_bitplane, one LUT per
-//                   row and 32-K block). Consumer warpgroups issue SS wgmmas on the two images: one chain of
-//                   four k32 wgmmas per 128 K into a fresh accumulator, promoted into fp32 (EXACT 0); or
-//                   (EXACT 1) each k32 wgmma into a fresh accumulator, added into fp32 before the next
+//   <name>          WG0: one thread bulk-copies, per stage (128 or 256 K), the stage of A's image and the W
+//                   chunks of the tile's weight rows into a ring slot. Converter warpgroups turn the W chunks
+//                   into the SW128 K-major e5m2 image of B with each block's scale folded (cvt8_bitplane, one
+//                   LUT per row and 32-K block). Consumer warpgroups issue SS wgmmas on the two images: one
+//                   chain of four k32 wgmmas per 128 K into a fresh accumulator, promoted into fp32 (EXACT
+//                   0); or (EXACT 1) each k32 wgmma into a fresh accumulator, added into fp32 before the next
 //                   block's result: the exact mode of pp_* (both images fold each block's scale relative
 //                   to the row's reference, so a k32 block sum is exact, docs/KERNELS_SM90.md "Precision
 //                   argument"), on a tile that W's 80-row groups let fill 128 SMs at N = 10240.
@@ -29,11 +29,12 @@
 // Config (one cubin per config, from -D macros; kernels/sm90a/kernels.json, family cv)
 //   BLOCK_M   activation rows per CTA = 64 per consumer warpgroup (wgmma M)
 //   BLOCK_N   weight rows per CTA = wgmma N (64 or 128)
-//   STAGES    ring depth (128 K per stage)
+//   K_STAGE   K per stage (128 or 256: one or two 128-K atoms of both images; 256 halves the stage hand-offs)
+//   STAGES    ring depth (K_STAGE of K per stage)
 //   CONV_WG   converter warpgroups
 //   REG_CONV  setmaxnreg of a converter warpgroup; the consumers get the rest of the launch pool
 //   SPAN      128-K chains per straight-line block of the consumer loop (2: chain q+1 issued before
-//             chain q's promotion)
+//             chain q's promotion; at K_STAGE 256 a stage's two chains)
 // ---------------------------------------------------------------------------------------------
 #ifndef F4GEMM_KNL_NAME
 #define F4GEMM_KNL_NAME f4gemm_sm90a_cv_64x128_p
@@ -43,6 +44,9 @@
 #endif
 #ifndef F4GEMM_BLOCK_N
 #define F4GEMM_BLOCK_N 128
+#endif
+#ifndef F4GEMM_K_STAGE
+#define F4GEMM_K_STAGE 128
 #endif
 #ifndef F4GEMM_STAGES
 #define F4GEMM_STAGES 6
@@ -89,11 +93,13 @@ constexpr int kStages = F4GEMM_STAGES;
 constexpr int kConvWG = F4GEMM_CONV_WG;
 constexpr int kSpan = F4GEMM_SPAN;
 constexpr int kConvSpan = F4GEMM_CONV_SPAN;
-constexpr int kKStage = 128;  // K per stage = one 128-byte swizzle atom of e5m2 = one W chunk
-constexpr int kSteps = kKStage / 32;
+constexpr int kKStage = F4GEMM_K_STAGE;  // K per stage
+constexpr int kSub = kKStage / 128;  // 128-K atoms per stage: one 128-byte swizzle atom of e5m2, one W chunk
+constexpr int kSteps = 128 / 32;     // k32 wgmmas per 128-K atom (one chain)
 constexpr int kConsK = F4GEMM_CONS_K;
 constexpr bool kExact = F4GEMM_EXACT != 0;
 static_assert(F4GEMM_EXACT == 0 || F4GEMM_EXACT == 1, "EXACT: 0 or 1");
+static_assert(kKStage == 128 || kKStage == 256, "K_STAGE: one or two 128-K atoms");
 static_assert(!kExact || F4GEMM_CONS_K == 1, "EXACT 1: one K turn");
 constexpr int kFrags = kExact ? 2 : F4GEMM_SPAN;  // fresh accumulators a consumer thread holds
 constexpr int kRowWGs = BLOCK_M / 64;             // consumer warpgroups per K turn (64 activation rows each)
@@ -119,7 +125,7 @@ constexpr int kRegPool = kWarpGroups * kLaunchRegs - kRegWG0 - kConvWG * kRegCon
 constexpr int kRegConsumer = kRegPool / kConsumers / 8 * 8 > 240 ? 240 : kRegPool / kConsumers / 8 * 8;
 
 static_assert(BLOCK_M % 64 == 0 && kConsumers >= 1 && kConsumers <= 2, "64 activation rows per consumer WG");
-static_assert(kConsK == 1 || (kConsK == 2 && F4GEMM_SPAN == 1),
+static_assert(kConsK == 1 || (kConsK == 2 && F4GEMM_SPAN == 1 && kSub == 1),
               "K turns of one chain each (K % 256: stage count even)");
 static_assert(BLOCK_N == 64 || BLOCK_N == 80 || BLOCK_N == 128,
               "wgmma N; 256 would need 128 accumulator + 128 chain registers");
@@ -131,28 +137,34 @@ constexpr bool kWholeGroups = (int)F4GEMM_W_ROW_PAD % BLOCK_N == 0;
 static_assert(kWholeGroups || !kEven, "the even converter path converts every group");
 static_assert(kTasks >= 1 && (kEven || kConvSpan == 1),
               "uneven task counts: one stage per converter iteration");
-static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the stage count even, not more");
-static_assert(kStages >= 2 * kSpan, "a ring");
-static_assert((kConvSpan == 1 || kConvSpan == 2) && kStages >= 2 * kConvSpan, "K % 256 == 0: stage pairs");
+// The consumers count 128-K atoms (K % 256 == 0 makes their number even, not more); the converters stages.
+static_assert(kSpan == 1 || kSpan == 2, "K % 256 == 0 makes the atom count even, not more");
+static_assert(kStages * kSub >= 2 * kSpan && kStages >= 2, "a ring");
+static_assert((kConvSpan == 1 || (kConvSpan == 2 && kSub == 1)) && kStages >= 2 * kConvSpan,
+              "K % 256 == 0: pairs of 128-K stages");
 static_assert(kRegWG0 % 8 == 0 && kRegConv % 8 == 0 && kRegConsumer % 8 == 0,
               "setmaxnreg takes multiples of 8");
 static_assert(kRegWG0 + kConvWG * kRegConv + kConsumers * kRegConsumer <= kWarpGroups * kLaunchRegs,
               "setmaxnreg budget exceeds the registers allocated at launch: inc would never return");
 static_assert(kAccRegs * (1 + kFrags) + 24 <= kRegConsumer, "accumulators and chain fragments fit");
 
-// Shared memory (offsets from a 1024-byte aligned base), per stage: the B image (BLOCK_N, 128) e5m2 SW128
-// K-major, the A image (BLOCK_M, 128) as the pre-pass wrote it, the W chunks (kGroups x 1088 bytes: bit-plane
-// words, then the 16 rows' 4 scale bytes); then the mbarriers and the tile's row words.
-constexpr int kBImgBytes = BLOCK_N * kKStage;
-constexpr int kAImgBytes = BLOCK_M * kKStage;
-constexpr int kRawBytes = kGroups * (int)F4GEMM_FRAG16S_CHUNK;
+// Shared memory (offsets from a 1024-byte aligned base), per stage: the B image (kSub, BLOCK_N, 128) e5m2
+// SW128 K-major, the A image (kSub, BLOCK_M, 128) as the pre-pass wrote it (its 128-K slabs are consecutive),
+// the W chunks (kGroups, kSub) x 1088 bytes (bit-plane words, then the 16 rows' 4 scale bytes; a group's
+// chunks are consecutive in W too); then the mbarriers and the tile's row words.
+constexpr int kBAtomBytes = BLOCK_N * 128;  // one 128-K atom of the B image
+constexpr int kAAtomBytes = BLOCK_M * 128;  // ... of the A image
+constexpr int kBImgBytes = kSub * kBAtomBytes;
+constexpr int kAImgBytes = kSub * kAAtomBytes;
+constexpr int kGroupRawBytes = kSub * (int)F4GEMM_FRAG16S_CHUNK;  // a group's chunks of one stage
+constexpr int kRawBytes = kGroups * kGroupRawBytes;
 constexpr int kOffAImg = kBImgBytes;
 constexpr int kOffRaw = kBImgBytes + kAImgBytes;
 constexpr int kStageBytes = kOffRaw + (kRawBytes + 1023) / 1024 * 1024;
 constexpr int kOffBar = kStages * kStageBytes;  // full, conv, empty: kStages each
 constexpr int kOffRows = kOffBar + 3 * kStages * 8;
 constexpr int kSmemBytes = kOffRows + 4 * (BLOCK_M + BLOCK_N) + 1024;
-static_assert(kBImgBytes % 1024 == 0 && kAImgBytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
+static_assert(kBAtomBytes % 1024 == 0 && kAAtomBytes % 1024 == 0, "SW128 atoms need 1024-byte alignment");
 static_assert(kOffBar >= kExactSmemBytes, "the exact fallback reuses the ring as staging");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
 
@@ -160,21 +172,24 @@ using WgmmaSS = WgmmaE5m2SS<BLOCK_N>;
 using WgmmaSSAcc = WgmmaE5m2SSAcc<BLOCK_N>;
 static_assert(WgmmaSS::kRegs == kAccRegs, "accumulator fragment size");
 
-// The chain of stage s: four k32 wgmmas into f (the first overwrites it), one commit group. A function, not
-// a lambda, so that it is always inlined (as a lambda called twice ptxas kept both accumulators in local
-// memory and serialised the wgmmas, C7514: sm90_mxfp4_gemm_pp.cu).
-__device__ __forceinline__ void chain(float (&f)[kAccRegs], int s, uint8_t* smem, uint64_t* bar_full,
+// The chain of 128-K atom v (stage v / kSub): four k32 wgmmas into f (the first overwrites it), one commit
+// group; the stage's first atom waits for its images. A function, not a lambda, so that it is always inlined
+// (as a lambda called twice ptxas kept both accumulators in local memory and serialised the wgmmas, C7514:
+// sm90_mxfp4_gemm_pp.cu).
+__device__ __forceinline__ void chain(float (&f)[kAccRegs], int v, uint8_t* smem, uint64_t* bar_full,
                                       uint64_t* bar_conv, int c) {
-    const int slot = s % kStages;
-    const uint32_t par = (s / kStages) & 1;
-    mbar_wait(&bar_full[slot], par);  // A's image landed (the converters saw W's chunks land)
-    mbar_wait(&bar_conv[slot], par);  // B's image written
+    const int s = v / kSub, u = v % kSub, slot = s % kStages;
+    if (u == 0) {
+        const uint32_t par = (s / kStages) & 1;
+        mbar_wait(&bar_full[slot], par);  // A's image landed (the converters saw W's chunks land)
+        mbar_wait(&bar_conv[slot], par);  // B's image written
+    }
     wgmma_fence();
     const uint32_t base = smem_u32(smem + slot * kStageBytes);
 #pragma unroll
     for (int j = 0; j < kSteps; ++j) {
-        const uint64_t da = make_desc_sw128(base + kOffAImg + c * (64 * 128) + j * 32);
-        const uint64_t db = make_desc_sw128(base + j * 32);
+        const uint64_t da = make_desc_sw128(base + kOffAImg + u * kAAtomBytes + c * (64 * 128) + j * 32);
+        const uint64_t db = make_desc_sw128(base + u * kBAtomBytes + j * 32);
         if (j == 0)
             WgmmaSS::mma(f, da, db);
         else
@@ -183,19 +198,25 @@ __device__ __forceinline__ void chain(float (&f)[kAccRegs], int s, uint8_t* smem
     wgmma_commit();
 }
 
-// EXACT 1: k32 step j of stage s into f (overwritten), one commit group; waits for the stage's images first.
-__device__ __forceinline__ void step(float (&f)[kAccRegs], int s, int j, uint8_t* smem, uint64_t* bar_full,
+// The slot of 128-K atom v, released by a consumer thread after the stage's last atom.
+__device__ __forceinline__ void release(uint64_t* bar_empty, int v) {
+    if (v % kSub == kSub - 1) mbar_arrive(&bar_empty[(v / kSub) % kStages]);
+}
+
+// EXACT 1: k32 step j of 128-K atom v into f (overwritten), one commit group; the stage's first step waits
+// for its images.
+__device__ __forceinline__ void step(float (&f)[kAccRegs], int v, int j, uint8_t* smem, uint64_t* bar_full,
                                      uint64_t* bar_conv, int c) {
-    const int slot = s % kStages;
-    if (j == 0) {
+    const int s = v / kSub, u = v % kSub, slot = s % kStages;
+    if (j == 0 && u == 0) {
         const uint32_t par = (s / kStages) & 1;
         mbar_wait(&bar_full[slot], par);
         mbar_wait(&bar_conv[slot], par);
     }
     wgmma_fence();
     const uint32_t base = smem_u32(smem + slot * kStageBytes);
-    WgmmaSS::mma(f, make_desc_sw128(base + kOffAImg + c * (64 * 128) + j * 32),
-                 make_desc_sw128(base + j * 32));
+    WgmmaSS::mma(f, make_desc_sw128(base + kOffAImg + u * kAAtomBytes + c * (64 * 128) + j * 32),
+                 make_desc_sw128(base + u * kBAtomBytes + j * 32));
     wgmma_commit();
 }
 }  // namespace
@@ -227,7 +248,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const SplitGeometry geo = split_geometry(p, BLOCK_M, BLOCK_N);
     const int tm = blockIdx.y, tn = blockIdx.x;
     const int m0 = tm * BLOCK_M, n0 = tn * BLOCK_N;
-    const int nks = p.K / kKStage;
+    const int nks = p.K / kKStage;  // stages (W pads K to 256)
+    const int nka = p.K / 128;      // 128-K atoms (even)
     const uint8_t* ws = reinterpret_cast<const uint8_t*>(args.ptr_workspace);
     const uint32_t* rows_a = reinterpret_cast<const uint32_t*>(ws + (size_t)geo.Mr * p.K);
     const size_t grp_bytes = f4gemm::frag16s_group_bytes(p.K);
@@ -277,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 const bool a = !(F4GEMM_CV_PROBE & 1) || s < kStages,
                            w = !(F4GEMM_CV_PROBE & 8) || s < kStages;
                 mbar_arrive_expect_tx(&bar_full[slot],
-                                      (a ? kAImgBytes : 0) + (w ? groups * (int)F4GEMM_FRAG16S_CHUNK : 0));
+                                      (a ? kAImgBytes : 0) + (w ? groups * kGroupRawBytes : 0));
                 if (a)
                     bulk_copy_g2s(dst + kOffAImg, a_src + (size_t)s * kAImgBytes, kAImgBytes,
                                   &bar_full[slot]);
@@ -285,9 +307,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 for (int G = 0; G < kGroups; ++G)
                     if (w && G < groups)
                         bulk_copy_g2s(
-                            dst + kOffRaw + G * F4GEMM_FRAG16S_CHUNK,
-                            w_tile + G * grp_bytes + F4GEMM_FRAG16S_HEAD + (size_t)s * F4GEMM_FRAG16S_CHUNK,
-                            F4GEMM_FRAG16S_CHUNK, &bar_full[slot]);
+                            dst + kOffRaw + G * kGroupRawBytes,
+                            w_tile + G * grp_bytes + F4GEMM_FRAG16S_HEAD + (size_t)s * kGroupRawBytes,
+                            kGroupRawBytes, &bar_full[slot]);
             }
         }
         return;
@@ -311,24 +333,29 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 const int slot = s % kStages;
                 mbar_wait(&bar_full[slot], (s / kStages) & 1);
                 uint8_t* st = smem + slot * kStageBytes;
-                const int q0 = ((cw - s * kWarpTasks) % kConvWarps + kConvWarps) % kConvWarps;
 #pragma unroll
-                for (int i = 0; i < kTasks; ++i) {
-                    const int q = q0 + kConvWarps * i;  // warp-uniform
-                    if (q < kWarpTasks) {
-                        const int G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
-                        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;  // rows past W's end: zeros
-                        if (kWholeGroups || G < groups) {                // warp-uniform
-                            const uint8_t* chunk = st + kOffRaw + G * F4GEMM_FRAG16S_CHUNK;
-                            const uint4 x =
-                                *reinterpret_cast<const uint4*>(chunk + h * 512 + j * 128 + 16 * g);
-                            const uint32_t e = chunk[1024 + 4 * (8 * h + g) + j];
-                            uint32_t lut_lo, lut_hi;
-                            make_lut((int)e - row_ref(s_rows[BLOCK_M + r]), lut_lo, lut_hi);
-                            if (e == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
-                            cvt32_bitplane(x, lut_lo, lut_hi, lo, hi);
+                for (int u = 0; u < kSub; ++u) {  // the stage's 128-K atoms, tasks dealt per atom
+                    const int q0 =
+                        ((cw - (s * kSub + u) * kWarpTasks) % kConvWarps + kConvWarps) % kConvWarps;
+#pragma unroll
+                    for (int i = 0; i < kTasks; ++i) {
+                        const int q = q0 + kConvWarps * i;  // warp-uniform
+                        if (q < kWarpTasks) {
+                            const int G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
+                            uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;  // rows past W's end: zeros
+                            if (kWholeGroups || G < groups) {                // warp-uniform
+                                const uint8_t* chunk =
+                                    st + kOffRaw + G * kGroupRawBytes + u * (int)F4GEMM_FRAG16S_CHUNK;
+                                const uint4 x =
+                                    *reinterpret_cast<const uint4*>(chunk + h * 512 + j * 128 + 16 * g);
+                                const uint32_t e = chunk[1024 + 4 * (8 * h + g) + j];
+                                uint32_t lut_lo, lut_hi;
+                                make_lut((int)e - row_ref(s_rows[BLOCK_M + r]), lut_lo, lut_hi);
+                                if (e == 0xFFu || (F4GEMM_CV_PROBE & 2)) lut_lo = lut_hi = 0u;
+                                cvt32_bitplane(x, lut_lo, lut_hi, lo, hi);
+                            }
+                            store_block_sw128(st + u * kBAtomBytes + r * 128, j, g, lo, hi);
                         }
-                        store_block_sw128(st + r * 128, j, g, lo, hi);
                     }
                 }
                 fence_proxy_async();  // generic-proxy stores -> wgmma (async proxy) reads
@@ -340,25 +367,29 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             for (int i = 0; i < kTasks; ++i) {
                 const int q = cw + kConvWarps * i, G = q / 2, h = q % 2, r = 16 * G + 8 * h + g;
                 ref[i] = row_ref(s_rows[BLOCK_M + r]);
-                raw_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + h * 512 + j * 128 + 16 * g;
-                sc_off[i] = kOffRaw + G * F4GEMM_FRAG16S_CHUNK + 1024 + 4 * (8 * h + g) + j;
+                raw_off[i] = kOffRaw + G * kGroupRawBytes + h * 512 + j * 128 + 16 * g;
+                sc_off[i] = kOffRaw + G * kGroupRawBytes + 1024 + 4 * (8 * h + g) + j;
                 img_off[i] = r * 128;
             }
 #pragma unroll 1
             for (int s = 0; s < nks; s += kConvSpan) {
-                uint4 x[kConvSpan][kTasks];
-                uint32_t e[kConvSpan][kTasks];
-                uint8_t* st[kConvSpan];
+                // Entry q of x, e: 128-K atom q % kSub of stage s + q / kSub (kConvSpan x kSub atoms).
+                constexpr int kAtoms = kConvSpan * kSub;
+                uint4 x[kAtoms][kTasks];
+                uint32_t e[kAtoms][kTasks];
+                uint8_t* st[kAtoms];
 #pragma unroll
-                for (int q = 0; q < kConvSpan; ++q) {
-                    const int slot = (s + q) % kStages;
-                    mbar_wait(&bar_full[slot], ((s + q) / kStages) & 1);
-                    st[q] = smem + slot * kStageBytes;
+                for (int q = 0; q < kAtoms; ++q) {
+                    const int slot = (s + q / kSub) % kStages, u = q % kSub;
+                    if (u == 0) mbar_wait(&bar_full[slot], ((s + q / kSub) / kStages) & 1);
+                    st[q] = smem + slot * kStageBytes + u * kBAtomBytes;  // the atom's B image
+                    const uint8_t* raw =
+                        smem + slot * kStageBytes + u * (int)F4GEMM_FRAG16S_CHUNK;  // its W chunks
                     if (!(F4GEMM_CV_PROBE & 16)) {
 #pragma unroll
                         for (int i = 0; i < kTasks; ++i) {
-                            x[q][i] = *reinterpret_cast<const uint4*>(st[q] + raw_off[i]);
-                            e[q][i] = st[q][sc_off[i]];
+                            x[q][i] = *reinterpret_cast<const uint4*>(raw + raw_off[i]);
+                            e[q][i] = raw[sc_off[i]];
                         }
                     }
                 }
@@ -366,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                     // Branch-free, so that the tasks' conversions interleave: a NaN block (scale 0xFF) gets
                     // an all-zero LUT, i.e. signed zeros (the epilogue writes NaN for its column).
 #pragma unroll
-                    for (int q = 0; q < kConvSpan; ++q) {
+                    for (int q = 0; q < kAtoms; ++q) {
 #pragma unroll
                         for (int i = 0; i < kTasks; ++i) {
                             uint32_t lut_lo, lut_hi;
@@ -392,7 +423,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // Consumers: warpgroup c multiplies activation rows [64c, 64c + 64) by the tile's BLOCK_N weight rows,
-    // over the stages of its K turn kq (stages kq * kSpan + j * kConsK * kSpan ..).
+    // over the 128-K atoms of its K turn kq (atoms kq * kSpan + j * kConsK * kSpan ..); a stage's slot is
+    // released after its last atom.
     setmaxnreg_inc<kRegConsumer>();
     const int cwg = (warp - 4 - kConvWarps) / 4;
     const int c = kConsK == 1 ? cwg : cwg % kRowWGs, kq = kConsK == 1 ? 0 : cwg / kRowWGs;
@@ -404,29 +436,31 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         // Per block of kSpan stages, straight-line (pp_*'s exact loop): wgmma q + 1 is issued before the
         // FADDs of step q, the block drains before the next (the other consumer warpgroup covers the bubble).
         constexpr int kQ = kSpan * kSteps;
-        for (int s0 = 0; s0 < nks; s0 += kSpan) {
-            step(frag[0], s0, 0, smem, bar_full, bar_conv, c);
+        for (int v0 = 0; v0 < nka; v0 += kSpan) {
+            step(frag[0], v0, 0, smem, bar_full, bar_conv, c);
 #pragma unroll
             for (int q = 0; q < kQ; ++q) {
                 if (q + 1 < kQ) {
-                    step(frag[(q + 1) % 2], s0 + (q + 1) / kSteps, (q + 1) % kSteps, smem, bar_full, bar_conv,
+                    step(frag[(q + 1) % 2], v0 + (q + 1) / kSteps, (q + 1) % kSteps, smem, bar_full, bar_conv,
                          c);
                     wgmma_wait<1>();
                 } else {
                     wgmma_wait<0>();
                 }
                 promote_add(acc, frag[q % 2]);
-                // The slot of stage s0 + q / kSteps is free once its last wgmma (step q) has completed.
-                if (q % kSteps == kSteps - 1) mbar_arrive(&bar_empty[(s0 + q / kSteps) % kStages]);
+                // The slot of atom v0 + q / kSteps is free once its stage's last wgmma (step q) has
+                // completed.
+                if (q % kSteps == kSteps - 1) release(bar_empty, v0 + q / kSteps);
             }
         }
     }
-    for (int u0 = kq * kSpan; !kExact && u0 < nks; u0 += kSpan * kConsK) {
+    for (int u0 = kq * kSpan; !kExact && u0 < nka; u0 += kSpan * kConsK) {
         if (F4GEMM_CV_PROBE & 4) {
 #pragma unroll
             for (int q = 0; q < kSpan; ++q) {
-                mbar_wait(&bar_conv[(u0 + q) % kStages], ((u0 + q) / kStages) & 1);
-                mbar_arrive(&bar_empty[(u0 + q) % kStages]);
+                const int v = u0 + q;
+                if (v % kSub == 0) mbar_wait(&bar_conv[(v / kSub) % kStages], ((v / kSub) / kStages) & 1);
+                release(bar_empty, v);
             }
             continue;
         }
@@ -435,14 +469,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             chain(frag[kSpan - 1], u0 + 1, smem, bar_full, bar_conv, c);
             wgmma_wait<1>();
             promote_add(acc, frag[0]);
-            mbar_arrive(&bar_empty[u0 % kStages]);
+            release(bar_empty, u0);
             wgmma_wait<0>();
             promote_add(acc, frag[kSpan - 1]);
-            mbar_arrive(&bar_empty[(u0 + 1) % kStages]);
+            release(bar_empty, u0 + 1);
         } else {
             wgmma_wait<0>();
             promote_add(acc, frag[0]);
-            mbar_arrive(&bar_empty[u0 % kStages]);
+            release(bar_empty, u0);
         }
     }
 
