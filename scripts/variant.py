@@ -35,8 +35,8 @@ MANIFEST = "f4gemm_bf16_per1x32Fp4.csv"
 # kernels/sm90a/CMakeLists.txt: F4GEMM_SM90A_FLAGS, and the optional config keys of a manifest entry (0 when absent)
 FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a", "-I" + os.path.join(REPO, "include"),
          "-I" + SRC]
-ENTRY_KEYS = ["priority", "max_m", "min_m", "cost_wave_k", "cost_prepass", "decode_round", "decode_warps",
-              "decode_speed"]
+ENTRY_KEYS = ["priority", "max_m", "min_m", "cost_wave_k", "cost_prepass", "cost_wave_us", "decode_round",
+              "decode_warps", "decode_speed"]
 
 
 class Refusal(Exception):

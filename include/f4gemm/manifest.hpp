@@ -47,11 +47,12 @@ struct KernelConfig {
     // "priority": our selection policy keeps, of two candidates covering the same tile (docs/HEURISTIC.md),
     // the one with the lower value, then the one listed first (aiter's manifests: all 0, row order).
     int priority = 0;
-    // "cost_wave_k", "cost_prepass": our sm_90a policy's time model for kernels that carry it (0: none),
-    // fitted to measured times (kernels/sm90a/kernels.json, docs/HEURISTIC.md): predicted us =
-    // cost_wave_k * waves * K_launch + cost_prepass * (rows the pre-pass converts) * K_launch, waves =
-    // ceil(tiles / (CUs x CTAs per CU)).
-    double cost_wave_k = 0, cost_prepass = 0;
+    // "cost_wave_k", "cost_prepass", "cost_wave_us": our sm_90a policy's time model for kernels that carry
+    // it (cost_wave_k 0: none), fitted to measured times (kernels/sm90a/kernels.json, docs/HEURISTIC.md):
+    // predicted us = waves * (cost_wave_us + cost_wave_k * K_launch) + cost_prepass * (rows the pre-pass
+    // converts) * K_launch, waves = ceil(tiles / (CUs x CTAs per CU)); cost_wave_us is a CTA's time that does
+    // not grow with K (its start-up and epilogue), paid once per wave.
+    double cost_wave_k = 0, cost_prepass = 0, cost_wave_us = 0;
     // "decode_round", "decode_warps": the policy's decode model for kernels that carry it (0: none;
     // docs/HEURISTIC.md "Decode model"): the busiest SM runs rounds = ceil(tiles / CUs) CTAs and streams
     // rounds x tile_N x K elements at a rate proportional to its warps in flight, up to decode_warps;

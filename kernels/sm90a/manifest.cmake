@@ -2,7 +2,8 @@
 # listed .ptx is compiled:
 #   cmake -DENTRIES=<file> -DOUT=<csv> -P manifest.cmake
 # ENTRIES (written by kernels/sm90a/CMakeLists.txt from kernels.json, in priority order) has one line per
-# kernel: knl_name,priority,max_m,min_m,cost_wave_k,cost_prepass,decode_round,decode_warps,decode_speed,ptx path. Everything else in a row is what the kernel computed itself and
+# kernel: knl_name,priority,max_m,min_m,cost_wave_k,cost_prepass,cost_wave_us,decode_round,decode_warps,decode_speed,ptx
+# path. Everything else in a row is what the kernel computed itself and
 # exported with F4GEMM_EXPORT_ROW (sm90_common.cuh), which the PTX spells
 #   .global .align 4 .u32 <knl_name>_<field> = <n>;
 # (`.global .align 4 .u32 <knl_name>_<field>;` when it is 0), so threads, smem_bytes, the tile, splitK, abi and
@@ -21,7 +22,8 @@ set(accum_words exact promoted)        # F4GEMM_ACCUM_* codes 0, 1
 set(fields smem_bytes threads tile_m tile_n split_k abi b_layout accum promote_k reg_ctas)
 
 string(CONCAT csv "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,"
-    "scale_layout,max_m,min_m,priority,accum,cost_wave_k,cost_prepass,decode_round,decode_warps,decode_speed,"
+    "scale_layout,max_m,min_m,priority,accum,cost_wave_k,cost_prepass,cost_wave_us,decode_round,decode_warps,"
+    "decode_speed,"
     "promote_k,reg_ctas\n")
 file(STRINGS "${ENTRIES}" entries)
 foreach(entry IN LISTS entries)
@@ -32,10 +34,11 @@ foreach(entry IN LISTS entries)
     list(GET e 3 min_m)
     list(GET e 4 cost_wave_k)
     list(GET e 5 cost_prepass)
-    list(GET e 6 decode_round)
-    list(GET e 7 decode_warps)
-    list(GET e 8 decode_speed)
-    list(GET e 9 ptx)
+    list(GET e 6 cost_wave_us)
+    list(GET e 7 decode_round)
+    list(GET e 8 decode_warps)
+    list(GET e 9 decode_speed)
+    list(GET e 10 ptx)
     file(STRINGS "${ptx}" exported REGEX "^\\.global \\.align 4 \\.u32 ${name}_[a-z_]+( = [0-9]+)?;")
     foreach(f IN LISTS fields)
         set(${f} "")
@@ -74,14 +77,15 @@ foreach(entry IN LISTS entries)
     if(reg_ctas EQUAL 0)
         set(reg_ctas "")  # registers not pinned by the kernel
     endif()
-    foreach(c cost_wave_k cost_prepass decode_round decode_warps decode_speed)
+    foreach(c cost_wave_k cost_prepass cost_wave_us decode_round decode_warps decode_speed)
         if("${${c}}" STREQUAL "0")
             set(${c} "")  # no time model
         endif()
     endforeach()
     string(APPEND csv "${tile_m},${tile_n},${split_k},0,${name},${name}.cubin,sm_90a,${threads},${smem_bytes},"
                       "${abi_word},${b_layout_word},plain,${max_m},${min_m},${priority},${accum_word},${cost_wave_k},"
-                      "${cost_prepass},${decode_round},${decode_warps},${decode_speed},${promote_k},${reg_ctas}\n")
+                      "${cost_prepass},${cost_wave_us},${decode_round},${decode_warps},${decode_speed},${promote_k},"
+                      "${reg_ctas}\n")
 endforeach()
 
 file(WRITE "${OUT}" "${csv}")

@@ -202,10 +202,12 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                 if (!v.empty())
                     kc.min_m = parse_int(v, name, {0, INT_MAX, "must be a non-negative integer (0: any M)"},
                                          source, line_no);
-            } else if (name == "cost_wave_k" || name == "cost_prepass" || name == "decode_round") {
+            } else if (name == "cost_wave_k" || name == "cost_prepass" || name == "cost_wave_us" ||
+                       name == "decode_round") {
                 if (v.empty()) continue;
                 (name == "cost_wave_k"    ? kc.cost_wave_k
                  : name == "cost_prepass" ? kc.cost_prepass
+                 : name == "cost_wave_us" ? kc.cost_wave_us
                                           : kc.decode_round) =
                     parse_number(v, name, false, "must be a non-negative number (0 or empty: none)", source,
                                  line_no);

@@ -57,15 +57,16 @@ bool fills_half_in_one_wave(double ctas, long slots) {
     return 2 * ctas > double(slots) && ctas <= double(slots);
 }
 
-// A split launch's cost beyond its share of K (the fp32 partials, the tile counters, the last CTA's sum):
-// fitted to the A pre-pass tiles' splits, PERF.md entry 59 (21.5 us mean over nine M = 96..128 launches of
-// pab_128x128(_p) in 2 and 4 splits, 17.7-24.9 us each, K per split 3584..14336).
-constexpr double kSplitUs = 21.0;
+// A split launch's cost beyond its CTAs' waves (the fp32 partials, the tile counters, the last CTA's sum):
+// fitted with each split-capable tile's cost_wave_us and cost_wave_k to its measured splits (PERF.md entry
+// 76: 6.0-7.7 us for pab_128x128(_p) and pab_64x128(_p) over the measured tables' splits; 21 us before, when
+// the model had no per-wave term and this constant carried the split CTAs' extra wave start-ups, entry 59).
+constexpr double kSplitUs = 7.0;
 
 // The time model of a kernel that carries one (KernelConfig::cost_wave_k, fitted to measured times,
-// docs/HEURISTIC.md "Time model"): waves of tiles x K per wave, plus the pre-pass's converted rows x K; in
-// 2^log2_split splits of K, waves of the split CTAs x K per split plus kSplitUs. Negative when the kernel has
-// none.
+// docs/HEURISTIC.md "Time model"): waves of tiles x (cost_wave_us + cost_wave_k x K), plus the pre-pass's
+// converted rows x K; in 2^log2_split splits of K, waves of the split CTAs x (cost_wave_us + cost_wave_k x K
+// per split) plus kSplitUs. Negative when the kernel has none.
 double predicted_us(const KernelConfig& kc, const HeuristicQuery& q, int log2_split = 0) {
     if (kc.cost_wave_k <= 0 || q.num_cu <= 0) return -1;
     const double kp = double(kernel_k(kc, q.k));
@@ -76,23 +77,24 @@ double predicted_us(const KernelConfig& kc, const HeuristicQuery& q, int log2_sp
     if (kc.abi == KernelAbi::Sm90pp1 || kc.abi == KernelAbi::Sm90pp2)
         rows = double(tiles_m * kc.tile_m + tiles_n * kc.tile_n);
     if (kc.abi == KernelAbi::Sm90pa1) rows = double(tiles_m * kc.tile_m);
-    return kc.cost_wave_k * waves * kp / double(1 << log2_split) + kc.cost_prepass * rows * kp +
-           (log2_split > 0 ? kSplitUs : 0.0);
+    return waves * (kc.cost_wave_us + kc.cost_wave_k * kp / double(1 << log2_split)) +
+           kc.cost_prepass * rows * kp + (log2_split > 0 ? kSplitUs : 0.0);
 }
 
 // The splits the time model weighs: for a split-capable A pre-pass tile (sm90pa1) that carries the model, the
-// L in 1..2 whose 2^L splits' CTAs still fit one wave and keep at least 2048 of K each, the one predicted
-// fastest; 0 for every other kernel, or where no split fits. Measured (PERF.md entry 59): 128 x 8192 x 28672
-// exact, pab_128x128 in 2 splits 121.4 us against 174.8 for the swap kernel the rules pick; 128 x 4096 x
-// 14336 promoted, pab_128x128_p in 4 splits 45.5 against 57.4 for cv_128x64_p.
+// L in 1..2 whose 2^L splits keep at least 2048 of K each, the one predicted fastest; 0 for every other
+// kernel, or where no split fits. Measured (PERF.md entry 59): 128 x 8192 x 28672 exact, pab_128x128 in 2
+// splits 121.4 us against 174.8 for the swap kernel the rules pick; 128 x 4096 x 14336 promoted,
+// pab_128x128_p in 4 splits 45.5 against 57.4 for cv_128x64_p. Splits past one wave since entry 76, whose
+// per-wave term prices their extra waves (384 x 8192 x 28672: 192 tiles in two waves, in 2 splits three waves
+// of half the K).
 int model_split(const KernelConfig& kc, const HeuristicQuery& q) {
     if (!kc.split_k || kc.abi != KernelAbi::Sm90pa1 || kc.cost_wave_k <= 0 || q.num_cu <= 0) return 0;
-    const long tiles = tiles_of(kc, q), slots = cta_slots(kc, q);
     const int kk = kernel_k(kc, q.k);
     int best = 0;
     double best_us = predicted_us(kc, q);
     for (int l = 1; l <= 2; ++l) {
-        if ((tiles << l) > slots || (kk >> l) < 2048 || kk % (1 << l) != 0) break;
+        if ((kk >> l) < 2048 || kk % (1 << l) != 0) break;
         const double us = predicted_us(kc, q, l);
         if (us < best_us) best = l, best_us = us;
     }

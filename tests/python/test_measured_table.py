@@ -178,6 +178,24 @@ def test_the_grid_table_is_its_logs(script, tmp_path):
     assert "512,16384,16384,f4gemm_sm90a_pp_128x128_p.cubin,0,357.24,0" in table
 
 
+def test_the_off_grid_table_is_its_logs(script, tmp_path):
+    """tests/data/offgrid_measured.csv likewise: session 32's H200 re-time at M = 384 and 768 (its M = 512 and 1024
+    cells are grid_measured.csv's)."""
+    root = os.path.join(os.path.dirname(_SCRIPT), "..")
+    res = os.path.join(root, "docs", "results", "2026-12-05b", "call10", "retime")
+    out = tmp_path / "o.csv"
+    assert script.main([os.path.join(res, "tune_m384_1024_ex.log"), os.path.join(res, "tune_m384_1024_pr.log"),
+                        *[a for m in (512, 1024) for nk in ("16384x16384", "10240x8192", "28672x8192", "8192x28672")
+                          for a in ("--exclude-shape", f"{m}x{nk}")],
+                        "-o", str(out)]) == 0
+    table = _rows(os.path.join(root, "tests", "data", "offgrid_measured.csv"))
+    assert table == _rows(out)
+    assert len(table) == 128
+    # the cell the time model missed before it priced waves (PERF.md entry 76): two splits 0.84x the unsplit time
+    assert "384,8192,28672,f4gemm_sm90a_pab_128x128.cubin,1,279.24,0" in table
+    assert "384,8192,28672,f4gemm_sm90a_pab_128x128.cubin,0,333.13,0" in table
+
+
 def test_rename_gives_the_shipped_name_and_refuses_a_bad_pair(script, tmp_path, capsys):
     a, out = tmp_path / "a.log", tmp_path / "t.csv"
     a.write_text(LOG2)

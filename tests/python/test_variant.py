@@ -93,8 +93,9 @@ def test_dry_run_is_the_config_with_its_overrides_under_the_new_name(tmp_path):
     cols = entry.split(",")
     assert cols[0] == f"{_NAME}_st3" and cols[-1].endswith(f"{_NAME}_st3.ptx")
     # the base config's policy fields, 0 where kernels.json has none (as CMakeLists.txt writes its entries)
-    assert cols[1:9] == [str(cfg.get(k, 0)) for k in ("priority", "max_m", "min_m", "cost_wave_k", "cost_prepass",
-                                                        "decode_round", "decode_warps", "decode_speed")]
+    assert cols[1:10] == [str(cfg.get(k, 0)) for k in ("priority", "max_m", "min_m", "cost_wave_k", "cost_prepass",
+                                                         "cost_wave_us", "decode_round", "decode_warps",
+                                                         "decode_speed")]
     assert not (tmp_path / "v").exists()
 
 

@@ -155,23 +155,31 @@ TEST(Manifest, BLayoutColumnValues) {
     EXPECT_EQ(m.kernels[1].b_layout, BLayout::Frag16);
 }
 
-// The policy's time model columns (kernels/sm90a/kernels.json cost_wave_k, cost_prepass): numbers, empty for
-// none, anything else the file:line error naming the column and the rule.
+// The policy's time model columns (kernels/sm90a/kernels.json cost_wave_k, cost_prepass, cost_wave_us):
+// numbers, empty for none, anything else the file:line error naming the column and the rule.
 TEST(Manifest, CostColumns) {
     const std::string head =
-        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,abi,cost_wave_k,cost_prepass\n";
-    const Manifest m = parse_manifest(head +
-                                          "128,128,0,0,pp,pp.cubin,sm90pp1,0.0033899999999999998,4.73e-07\n"
-                                          "16,64,0,0,dec,dec.cubin,sm90v1,,\n",
-                                      "t.csv");
+        "tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,abi,cost_wave_k,cost_prepass,cost_wave_us\n";
+    const Manifest m =
+        parse_manifest(head +
+                           "128,128,0,0,pp,pp.cubin,sm90pp1,0.0033899999999999998,4.73e-07,2.3\n"
+                           "16,64,0,0,dec,dec.cubin,sm90v1,,,\n",
+                       "t.csv");
     ASSERT_EQ(m.kernels.size(), 2u);
     EXPECT_DOUBLE_EQ(m.kernels[0].cost_wave_k, 0.00339);
     EXPECT_DOUBLE_EQ(m.kernels[0].cost_prepass, 4.73e-7);
+    EXPECT_DOUBLE_EQ(m.kernels[0].cost_wave_us, 2.3);
     EXPECT_EQ(m.kernels[1].cost_wave_k, 0.0);
     EXPECT_EQ(m.kernels[1].cost_prepass, 0.0);
+    EXPECT_EQ(m.kernels[1].cost_wave_us, 0.0);
     for (const char* bad : {"fast", "-1", "1e400", "nan", "3x"}) {
-        const std::string e = manifest_error(head + "128,128,0,0,pp,pp.cubin,sm90pp1," + bad + ",\n");
+        std::string e = manifest_error(head + "128,128,0,0,pp,pp.cubin,sm90pp1," + bad + ",,\n");
         EXPECT_NE(e.find("t.csv:2: bad cost_wave_k (got '" + std::string(bad) +
+                         "'): must be a non-negative number"),
+                  std::string::npos)
+            << e;
+        e = manifest_error(head + "128,128,0,0,pp,pp.cubin,sm90pp1,0.005,," + bad + "\n");
+        EXPECT_NE(e.find("t.csv:2: bad cost_wave_us (got '" + std::string(bad) +
                          "'): must be a non-negative number"),
                   std::string::npos)
             << e;
