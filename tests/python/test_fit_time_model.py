@@ -1,0 +1,67 @@
+"""scripts/fit_time_model.py, the least-squares fit behind kernels.json's time model constants (PERF.md entry 76): it
+recovers known constants from synthetic times, refuses bad input in one line, and the built manifest carries exactly
+what it fits to the committed measured tables."""
+import os
+
+import pytest
+
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+_BUILD = os.environ.get("F4GEMM_BUILD_DIR") or os.path.join(_ROOT, "build")  # scripts/test.sh sets it
+_HEAD = ("tile_M,tile_N,splitK,bpreshuffle,knl_name,co_name,arch,threads,smem_bytes,abi,b_layout,scale_layout,max_m,"
+         "min_m,priority,accum,cost_wave_k,cost_prepass,cost_wave_us,decode_round,decode_warps,decode_speed,promote_k,"
+         "reg_ctas\n")
+
+
+@pytest.fixture()
+def fit(repo_module):
+    pytest.importorskip("numpy")
+    return repo_module("scripts/fit_time_model.py")
+
+
+def _manifest(tmp_path, wave_k, wave_us):
+    p = tmp_path / "m.csv"
+    p.write_text(_HEAD + f"128,128,1,0,t,t.cubin,sm_90a,384,152856,sm90pa1,frag16s,plain,,,4,exact,{wave_k},,{wave_us},"
+                 ",,,,1\n")
+    return p
+
+
+def test_it_recovers_the_constants_of_synthetic_times(fit, tmp_path, capsys):
+    # times made by the model itself (132 SMs, one CTA each): 10 us a wave, 5e-3 us per K element and wave, 7 a split
+    row = {"tile_M": "128", "tile_N": "128", "abi": "sm90pa1", "smem_bytes": "152856", "threads": "384",
+           "reg_ctas": "1"}
+    lines = ["M,N,K,kernel,split,us,screen"]
+    for m, n, k in ((128, 10240, 8192), (128, 16384, 16384), (256, 8192, 28672), (384, 8192, 28672), (512, 4096, 4096)):
+        for l in (0, 1, 2):
+            waves, kp, _ = fit.terms(row, m, n, k, l, 132)
+            lines.append(f"{m},{n},{k},t.cubin,{l},{waves * (10 + 5e-3 * kp / (1 << l)) + (7 if l else 0):.4f},0")
+    lines.append("128,1024,1024,t.cubin,0,999,1")  # a screen row: not an equation
+    table = tmp_path / "t.csv"
+    table.write_text("# synthetic\n" + "\n".join(lines) + "\n")
+    assert fit.main([str(_manifest(tmp_path, 0.005, 10)), str(table), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "10.00 0.00500  7.00  0.0%  0.0%" in out
+    # other constants in the manifest: --check names the difference and exits 1
+    assert fit.main([str(_manifest(tmp_path, 0.006, 10)), str(table), "--check"]) == 1
+    assert "(differs)" in capsys.readouterr().out
+
+
+def test_bad_input_is_one_line_and_exit_2(fit, tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("M,N,K,kernel,split,us,screen\n")
+    for argv, says in (([str(tmp_path / "none.csv"), str(table)], "cannot read manifest"),
+                       ([str(_manifest(tmp_path, 0.005, 10)), str(tmp_path / "none.csv")], "cannot read table"),
+                       ([str(_manifest(tmp_path, 0.005, 10)), str(table)], "no timed row of a modelled kernel"),
+                       ([str(_manifest(tmp_path, 0.005, 10)), str(table), "--num-cu", "0"],
+                        "--num-cu must be positive")):
+        assert fit.main(argv) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1
+
+
+def test_the_built_manifest_carries_the_fit_of_the_committed_tables(fit):
+    manifest = os.path.join(_BUILD, "kernels", "sm90a", "f4gemm_bf16_per1x32Fp4.csv")
+    if not os.path.exists(manifest):
+        pytest.skip(f"no built sm_90a manifest in {_BUILD}")
+    data = os.path.join(_ROOT, "tests", "data")
+    tables = [os.path.join(data, t) for t in ("grid_measured.csv", "decode_measured.csv", "offgrid_measured.csv")]
+    assert fit.main([manifest] + tables + ["--check"]) == 0
