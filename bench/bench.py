@@ -14,15 +14,22 @@ f4gemm runs in each accumulation mode asked for (--accum exact,promoted, the def
 two systems beside the peers; the promoted mode's output is judged by its bound |d - ref| <= 2^-8 |ref| +
 c_w sum_k |a_k b_k| and the observed constant c reported.
 
+--clocks samples the GPU's SM clock, power and throttle reasons with nvidia-smi every 50 ms beside the run
+(clocks.csv in --out) and gives each shape's repetitions their median SM clock and power (`clocks` in bench.json,
+a `clk` range on the shape's line): what a spread between repetitions or runs owes to the power cap.
+
 Usage: python3 bench/bench.py [--quick] [--grid serving|decode|decode-other] [--untuned] [--accum exact,promoted] [--out DIR]
-       [--lib build/lib/libf4gemm.so]
+       [--lib build/lib/libf4gemm.so] [--clocks]
 """
 import argparse
 import ctypes
+import datetime
 import json
 import math
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -53,6 +60,78 @@ CHAIN_M = (1, 16, 32, 64, 128)
 ACCUMS = ("exact", "promoted")
 ACCUM_CODE = {"exact": 0, "promoted": 1}  # F4GEMM_ACCUM_EXACT, F4GEMM_ACCUM_PROMOTED (include/f4gemm/f4gemm.h)
 PEERS = ["cublaslt_fp8", "cublaslt_fp8_fast", "cublas_bf16", "triton_dot_scaled"]
+
+
+# --clocks: nvidia-smi's samples, one CSV line each (timestamp, SM clock MHz, power W, throttle reasons bit mask;
+# drivers from R535 also name the last field clocks_event_reasons.active, and some only that).
+SMI_QUERIES = ("timestamp,clocks.sm,power.draw,clocks_throttle_reasons.active",
+               "timestamp,clocks.sm,power.draw,clocks_event_reasons.active")
+
+
+def parse_smi(lines):
+    """[(epoch seconds, sm_mhz, power_w, throttle mask)] from nvidia-smi --format=csv,noheader,nounits lines of
+    SMI_QUERIES; lines it cannot read (a header, a cut last line, [N/A]) are skipped. Its timestamp is local time."""
+    out = []
+    for line in lines:
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 4:
+            continue
+        try:
+            t = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            out.append((t, float(parts[1]), float(parts[2]), int(parts[3], 16)))
+        except ValueError:
+            continue
+    return out
+
+
+def clocks_per_rep(samples, rep_t):
+    """Per repetition i (wall-clock [rep_t[i], rep_t[i + 1])): the median SM clock and power of the samples inside,
+    their count, and the throttle reasons any of them had (OR of the masks; None where no sample fell inside)."""
+    reps = []
+    for t0, t1 in zip(rep_t, rep_t[1:]):
+        inside = [x for x in samples if t0 <= x[0] < t1]
+        if not inside:
+            reps.append({"samples": 0, "sm_mhz": None, "power_w": None, "throttle": None})
+            continue
+        mask = 0
+        for x in inside:
+            mask |= x[3]
+        reps.append({"samples": len(inside), "sm_mhz": statistics.median(x[1] for x in inside),
+                     "power_w": statistics.median(x[2] for x in inside), "throttle": f"0x{mask:x}"})
+    return reps
+
+
+def clock_range(reps):
+    """'clk 1755-1980 MHz 612-699 W' over the repetitions that have samples, '' when none has."""
+    mhz = [r["sm_mhz"] for r in reps if r["sm_mhz"] is not None]
+    w = [r["power_w"] for r in reps if r["power_w"] is not None]
+    if not mhz:
+        return ""
+    return f"clk {min(mhz):.0f}-{max(mhz):.0f} MHz {min(w):.0f}-{max(w):.0f} W"
+
+
+def start_clock_log(path):
+    """nvidia-smi sampling every 50 ms into path, or None (with a one-line note) where there is no nvidia-smi."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        print("--clocks: no nvidia-smi on PATH: no clock log", flush=True)
+        return None
+    for query in SMI_QUERIES:  # a query this driver does not know ends nvidia-smi at once
+        proc = subprocess.Popen([smi, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-lms", "50",
+                                 "-i", "0", "-f", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        if proc.poll() is None:
+            return proc
+    print("--clocks: nvidia-smi refused both clock queries: no clock log", flush=True)
+    return None
+
+
+def read_clock_log(path):
+    try:
+        with open(path) as f:
+            return parse_smi(f.readlines())
+    except OSError:
+        return []
 
 
 def bench_torch():
@@ -536,6 +615,9 @@ def main():
                     help="only a layer's four GEMMs chained in one graph, plain and with programmatic dependent launch "
                          "(f4gemm_set_pdl), beside cuBLASLt FP8's four and the read floors (docs/BENCH.md)")
     ap.add_argument("--chain-m", default=",".join(str(m) for m in CHAIN_M), help="the M of --chain")
+    ap.add_argument("--clocks", action="store_true",
+                    help="sample SM clock, power and throttle reasons with nvidia-smi beside the run (clocks.csv; "
+                         "per repetition in bench.json)")
     ap.add_argument("--accum", default="exact,promoted",
                     help="f4gemm's accumulation modes, each timed as its own system beside the peers (default "
                          "exact,promoted; docs/VERIFY.md)")
@@ -546,6 +628,12 @@ def main():
         ap.error(str(e))
     bench_torch()
     os.makedirs(args.out, exist_ok=True)
+    clock_path = os.path.join(args.out, "clocks.csv")
+    clock_log = start_clock_log(clock_path) if args.clocks else None
+    if clock_log is not None:
+        import atexit
+
+        atexit.register(clock_log.terminate)
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.cuda.get_device_properties(0)
     print(f"device {dev.name}, {dev.multi_processor_count} SMs, torch {torch.__version__}", flush=True)
@@ -736,6 +824,8 @@ def main():
             src = f4_untuned(mode) if not u["same_as_tuned"] else f4_system(mode)
             if src in row["systems"]:
                 u["us"] = row["systems"][src]["us"]
+        if clock_log is not None:
+            row["clocks"] = clocks_per_rep(read_clock_log(clock_path), rep_t)
         if "read_floor" in row["systems"]:
             fl = row["systems"]["read_floor"]["us"]
             row["read_floor_gbs"] = in_bytes(m, n, k) / fl / 1e3
@@ -751,7 +841,8 @@ def main():
                 ("c=0" if mode == "promoted" else f"err={ck['max_rel_err']:.5f}")
             print(f"{m:>6}x{n:>6}x{k:>6} {mode:<8} {ck['kernel']:<34} L={ck['log2_k_split']} {err} "
                   f"bad={ck['mismatches']} {ck['us']:9.1f} us {flops / ck['us'] / 1e6:7.1f} TF/s {ck['gbs']:6.0f} GB/s | "
-                  + " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"][mode].items()), flush=True)
+                  + " ".join(f"{nm}={r:.2f}x" for nm, r in row["ratio"][mode].items())
+                  + (f" | {clock_range(row['clocks'])}" if row.get("clocks") else ""), flush=True)
             u = row.get("f4gemm_untuned", {}).get(mode)
             if u and "us" in u:
                 what = "same pick" if u["same_as_tuned"] else f"bad={u['mismatches']}"
@@ -761,8 +852,11 @@ def main():
         rd = rd8 = None
         torch.cuda.empty_cache()
 
+    if clock_log is not None:
+        clock_log.terminate()
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_gbs, "torch": torch.__version__,
-              "reps": reps, "accum": modes, "rows": rows, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+              "reps": reps, "accum": modes, "rows": rows, "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "clock_log": clock_path if clock_log is not None else None}
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(result, f, indent=1)
     print_table(result)

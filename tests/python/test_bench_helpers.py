@@ -100,3 +100,30 @@ def test_floor_table_shows_the_untuned_picks(bench, capsys):
     line = next(x for x in out.splitlines() if x.strip().startswith("64x  8192x 28672") and "3.67" in x)
     assert "5.40" in line  # promoted untuned / floor = 162 / 30
     assert "untuned: the policy's pick with an empty tuned table" in out
+
+
+def test_clock_samples_line_up_with_the_repetitions(bench):
+    """--clocks: nvidia-smi's lines (local-time stamps) become samples; each repetition gets the median SM clock and
+    power of the samples inside its wall-clock interval and the OR of their throttle masks."""
+    import datetime
+
+    t0 = datetime.datetime(2026, 12, 5, 20, 0, 0)
+
+    def line(dt_ms, mhz, w, mask):
+        t = t0 + datetime.timedelta(milliseconds=dt_ms)
+        return f"{t.strftime('%Y/%m/%d %H:%M:%S')}.{t.microsecond // 1000:03d}, {mhz}, {w}, 0x{mask:016x}"
+
+    lines = ["timestamp, clocks.sm [MHz], power.draw [W], clocks_throttle_reasons.active",  # a header: skipped
+             line(0, 1980, 650.5, 0), line(50, 1980, 690.0, 0), line(100, 1755, 699.9, 4), line(150, 1740, 700.1, 4),
+             line(200, 1980, 400.0, 0), "2026/12/05 20:00:00.250, [N/A], [N/A], [N/A]", "2026/12/05 20:0"]
+    samples = bench.parse_smi(lines)
+    assert len(samples) == 5
+    assert samples[2][1:] == (1755.0, 699.9, 4)
+    base = t0.timestamp()
+    reps = bench.clocks_per_rep(samples, [base - 0.01, base + 0.075, base + 0.175, base + 0.3, base + 0.4])
+    assert reps[0] == {"samples": 2, "sm_mhz": 1980.0, "power_w": (650.5 + 690.0) / 2, "throttle": "0x0"}
+    assert reps[1] == {"samples": 2, "sm_mhz": (1755 + 1740) / 2, "power_w": 700.0, "throttle": "0x4"}
+    assert reps[2]["samples"] == 1 and reps[2]["sm_mhz"] == 1980.0
+    assert reps[3] == {"samples": 0, "sm_mhz": None, "power_w": None, "throttle": None}
+    assert bench.clock_range(reps) == "clk 1748-1980 MHz 400-700 W"
+    assert bench.clock_range([reps[3]]) == ""
