@@ -327,7 +327,13 @@ HeuristicResult policy_pass(const Manifest& m, const HeuristicQuery& q, bool exp
                 if (!in_pool(kc) || !offered_for_m(kc, q.m)) continue;
                 const int l = model_split(kc, q);
                 const double us = predicted_us(kc, q, l);
-                if (us > 0 && us < best_us) best = int(i), best_l = l, best_us = us;
+                if (us <= 0) continue;
+                if (explain)  // every prediction the model weighs, for whoever tunes it (--explain)
+                    steps.push_back(
+                        {int(i), 1 << l, false,
+                         fmt::format("time model: {:.1f} us predicted{}", us,
+                                     l > 0 ? fmt::format(" in {} splits of K", 1 << l) : std::string())});
+                if (us < best_us) best = int(i), best_l = l, best_us = us;
             }
             if (best != h.index || best_l > 0) {
                 steps.push_back(

@@ -370,6 +370,9 @@ TEST(Sm90Policy, TheTimeModelSplitsTheAPrePassTilesWhereTheirTilesLeaveSmsIdle) 
                        "f4gemm_sm90a_cv_128x64.cubin"),
               std::string::npos)
         << why;
+    // --explain lists every prediction the model weighed, one line each (session 33)
+    EXPECT_NE(why.find("time model: 97.1 us predicted in 2 splits of K\n"), std::string::npos) << why;
+    EXPECT_NE(why.find("time model: 106.5 us predicted\n"), std::string::npos) << why;
     s = pick(128, 4096, 14336, Accum::Promoted, 0, &why);
     EXPECT_EQ(m.kernels[size_t(s.index)].knl_name, "f4gemm_sm90a_pab_128x128_p");
     EXPECT_EQ(s.log2_k_split, 2);
