@@ -13,15 +13,19 @@ solved by least squares on the relative error (each row weighted by 1 / us) for 
 kernel with split rows, its own S. cost_prepass is kept. A row of one (M, N, K, kernel, split) is taken from the
 first table that has it. Prints, per kernel, the fit and the median and largest relative error of the manifest's
 constants and of the fit (with the policy's split term, --split-us). --check: exit 1 unless the manifest's constants
-are the fit's, rounded as kernels.json writes them (cost_wave_k to 5 decimals, cost_wave_us to 2).
+are the fit's, rounded as kernels.json writes them (cost_wave_k to 5 decimals, cost_wave_us to 2). --write JSON:
+write the fit, so rounded, into that kernels.json (each fitted config's cost_wave_k and cost_wave_us, in place, the
+rest of the file untouched; rebuild, and the manifest then passes --check).
 
-Usage: scripts/fit_time_model.py MANIFEST TABLE [TABLE ...] [--num-cu 132] [--split-us 7] [--check]
+Usage: scripts/fit_time_model.py MANIFEST TABLE [TABLE ...] [--num-cu 132] [--split-us 7] [--check | --write JSON]
 Example: scripts/fit_time_model.py build/kernels/sm90a/f4gemm_bf16_per1x32Fp4.csv tests/data/grid_measured.csv \\
              tests/data/decode_measured.csv tests/data/offgrid_measured.csv --check
 Exit: 0 done (and, with --check, every constant matches), 1 a constant differs, 2 bad input.
 """
 import argparse
 import csv
+import json
+import re
 import statistics
 import sys
 
@@ -129,13 +133,39 @@ def errors(row, data, num_cu, wave_us, wave_k, split_us):
     return statistics.median(e), max(e)
 
 
+def write_fit(path, fits):
+    """Rewrites each named config's cost_wave_k and cost_wave_us in the kernels.json text at path ({knl_name: (us,
+    k)}; cost_wave_us is added after cost_wave_k where the config has none). Refuses a config it cannot find."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise Refusal(f"cannot read '{path}' ({e.strerror}): pass kernels/sm90a/kernels.json")
+    for name, (wave_us, wave_k) in sorted(fits.items()):
+        at = text.find(f'"name": "{name}"')
+        if at < 0:
+            raise Refusal(f"'{path}' has no config named {name}: pass the kernels.json the manifest was built from")
+        end = text.find("}", at)  # a config is one flat object
+        body = text[at:end]
+        new = f'"cost_wave_k": {round(wave_k, 5):g}, "cost_wave_us": {round(wave_us, 2):g}'
+        body, n = re.subn(r'"cost_wave_k": [0-9.eE+-]+(, "cost_wave_us": [0-9.eE+-]+)?', new, body, count=1)
+        if n != 1:
+            raise Refusal(f"{name} in '{path}' has no cost_wave_k to refit: give it one first")
+        text = text[:at] + body + text[end:]
+    json.loads(text)  # still JSON
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("manifest")
     ap.add_argument("tables", nargs="+")
     ap.add_argument("--num-cu", type=int, default=132)
     ap.add_argument("--split-us", type=float, default=7.0, help="the policy's split term (session.cpp kSplitUs)")
-    ap.add_argument("--check", action="store_true")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", metavar="JSON", default=None, help="write the fit into this kernels.json")
     a = ap.parse_args(argv)
     try:
         if np is None:
@@ -149,13 +179,14 @@ def main(argv=None):
     except Refusal as e:
         print(f"fit_time_model.py: {e}", file=sys.stderr)
         return 2
-    bad = 0
+    bad, fits = 0, {}
     print(f"{'kernel':38s} {'rows':>4s}  manifest: wave_us wave_k  med/max err | "
           "fit: wave_us wave_k  split  med/max err")
     for kernel in sorted(rows):
         row, data = manifest[kernel], rows[kernel]
         old_us, old_k = float(row.get("cost_wave_us") or 0), float(row["cost_wave_k"])
         new_us, new_k, split = fit(row, data, a.num_cu)
+        fits[row.get("knl_name") or kernel.replace(".cubin", "")] = (new_us, new_k)
         om, ox = errors(row, data, a.num_cu, old_us, old_k, a.split_us)
         nm, nx = errors(row, data, a.num_cu, new_us, new_k, a.split_us)
         same = round(new_k, 5) == round(old_k, 5) and round(new_us, 2) == round(old_us, 2)
@@ -163,6 +194,13 @@ def main(argv=None):
         print(f"{kernel.replace('.cubin', ''):38s} {len(data):4d}  {old_us:7.2f} {old_k:.5f} {om:5.1%} {ox:5.1%}"
               f" | {new_us:7.2f} {new_k:.5f} {'' if split is None else f'{split:5.2f}':>5s} {nm:5.1%} {nx:5.1%}"
               f"{'' if same else '  (differs)'}")
+    if a.write:
+        try:
+            write_fit(a.write, fits)
+        except Refusal as e:
+            print(f"fit_time_model.py: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {len(fits)} kernels' cost_wave_k and cost_wave_us into {a.write}")
     if a.check and bad:
         print(f"fit_time_model.py: {bad} kernel(s) carry constants other than the fit's: write the fit into "
               "kernels/sm90a/kernels.json (cost_wave_k to 5 decimals, cost_wave_us to 2)", file=sys.stderr)

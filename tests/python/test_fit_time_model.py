@@ -65,3 +65,34 @@ def test_the_built_manifest_carries_the_fit_of_the_committed_tables(fit):
     data = os.path.join(_ROOT, "tests", "data")
     tables = [os.path.join(data, t) for t in ("grid_measured.csv", "decode_measured.csv", "offgrid_measured.csv")]
     assert fit.main([manifest] + tables + ["--check"]) == 0
+
+
+def test_write_puts_the_fit_into_kernels_json(fit, tmp_path, capsys):
+    """--write rewrites the fitted config's constants in place (adding cost_wave_us where it had none) and leaves the
+    rest of the file as it was; a config it cannot find is refused in one line."""
+    row = {"tile_M": "128", "tile_N": "128", "abi": "sm90pa1", "smem_bytes": "152856", "threads": "384",
+           "reg_ctas": "1"}
+    lines = ["M,N,K,kernel,split,us,screen"]
+    for m, n, k in ((128, 10240, 8192), (128, 16384, 16384), (384, 8192, 28672)):
+        waves, kp, _ = fit.terms(row, m, n, k, 0, 132)
+        lines.append(f"{m},{n},{k},t.cubin,0,{waves * (9.5 + 4.25e-3 * kp):.4f},0")
+    table = tmp_path / "t.csv"
+    table.write_text("\n".join(lines) + "\n")
+    kj = tmp_path / "kernels.json"
+    before = ('{"ws": {"configs": [\n'
+              '  {"name": "u", "cost_wave_k": 0.001, "note": "x"},\n'
+              '  {"name": "t", "manifest": "shipped",\n   "cost_wave_k": 0.00628,\n   "note": "y"}\n]}}\n')
+    kj.write_text(before)
+    manifest = _manifest(tmp_path, 0.00628, 0)
+    assert fit.main([str(manifest), str(table), "--write", str(kj)]) == 0
+    after = kj.read_text()
+    assert '"cost_wave_k": 0.00425, "cost_wave_us": 9.5' in after
+    assert after.replace('"cost_wave_k": 0.00425, "cost_wave_us": 9.5', '"cost_wave_k": 0.00628') == before
+    # written again over a config that has both: replaced, not repeated
+    assert fit.main([str(manifest), str(table), "--write", str(kj)]) == 0
+    assert kj.read_text() == after
+    capsys.readouterr()
+    kj.write_text('{"ws": {"configs": [{"name": "other", "cost_wave_k": 0.001}]}}\n')
+    assert fit.main([str(manifest), str(table), "--write", str(kj)]) == 2
+    err = capsys.readouterr().err
+    assert "has no config named t" in err and err.count("\n") == 1
