@@ -204,6 +204,13 @@ TEST(Sm90Promoted, DevLadderPromotedKernels) {
                 }
             }
         }
+        // K = 1184 pads to 1280: five 256-K stages, an odd count (the K_STAGE 256 builds' last stage alone)
+        const Problem p = make_problem(64, 528, 1184, 1.f, 0.f, DataKind::Gaussian, kSeedA, kSeedB, false);
+        const Outcome o = judge(int(i), p, &ladder, 0);
+        std::printf("promoted (dev) %s M=64 K=1184: c = %.3g\n", ladder.kernels[i].co_name.c_str(), o.c);
+        EXPECT_EQ(o.over, 0u) << ladder.kernels[i].co_name << " K=1184";
+        EXPECT_EQ(o.nan_bad, 0u) << ladder.kernels[i].co_name << " K=1184";
+        EXPECT_LE(o.c, std::ldexp(1.0, -11)) << ladder.kernels[i].co_name << " K=1184";
     }
     EXPECT_GE(n, 1) << "the dev ladder lists no promoted kernel";
 }
