@@ -123,13 +123,15 @@ def fit(row, data, num_cu):
     return float(sol[0]), float(sol[1]), (float(sol[2]) if has_split else None)
 
 
+def predict(row, m, n, k, log2_split, num_cu, wave_us, wave_k, split_us):
+    """src/driver/session.cpp predicted_us with these constants (a test holds it to the CLI's --explain lines)."""
+    waves, kp, rows = terms(row, m, n, k, log2_split, num_cu)
+    return (waves * (wave_us + wave_k * kp / (1 << log2_split)) + float(row.get("cost_prepass") or 0) * rows * kp
+            + (split_us if log2_split else 0.0))
+
+
 def errors(row, data, num_cu, wave_us, wave_k, split_us):
-    p = float(row.get("cost_prepass") or 0)
-    e = []
-    for m, n, k, l, us in data:
-        waves, kp, rows = terms(row, m, n, k, l, num_cu)
-        pred = waves * (wave_us + wave_k * kp / (1 << l)) + p * rows * kp + (split_us if l else 0.0)
-        e.append(abs(pred / us - 1))
+    e = [abs(predict(row, m, n, k, l, num_cu, wave_us, wave_k, split_us) / us - 1) for m, n, k, l, us in data]
     return statistics.median(e), max(e)
 
 

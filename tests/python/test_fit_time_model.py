@@ -96,3 +96,36 @@ def test_write_puts_the_fit_into_kernels_json(fit, tmp_path, capsys):
     assert fit.main([str(manifest), str(table), "--write", str(kj)]) == 2
     err = capsys.readouterr().err
     assert "has no config named t" in err and err.count("\n") == 1
+
+
+def test_its_model_is_the_policys(fit, tmp_path):
+    """The script's copy of predicted_us (waves, K padding, pre-pass rows, CTAs per SM, the split term) gives the
+    numbers the built CLI prints for every kernel its time model weighs (`--explain`, no tuned table), on shapes
+    with one and several waves, splits and the pre-pass kernels."""
+    import re
+    import shutil
+    import subprocess
+
+    cli = os.path.join(_BUILD, "cli", "f4gemm")
+    manifest = os.path.join(_BUILD, "kernels", "sm90a", "f4gemm_bf16_per1x32Fp4.csv")
+    if not (os.path.exists(cli) and os.path.exists(manifest)):
+        pytest.skip(f"no built CLI and sm_90a manifest in {_BUILD}")
+    shutil.copy(manifest, tmp_path)  # no tuned table beside it: the policy decides
+    rows = fit.load_manifest(manifest)
+    line = re.compile(r"\[f4gemm\]\s+(\S+\.cubin)\s+split (\d+)\s+time model: ([\d.]+) us predicted"
+                      r"(?: in \d+ splits of K)?$")
+    checked = 0
+    for accum, (m, n, k) in (("exact", (384, 8192, 28672)), ("promoted", (128, 4096, 14336)),
+                             ("exact", (1024, 10240, 8192)), ("promoted", (64, 16384, 16384)),
+                             ("exact", (48, 10240, 8192))):
+        out = subprocess.run([cli, "--co-dir", str(tmp_path), "--backend", "cuda", "--dry-run", "--explain",
+                              "--num-cu", "132", "--accum", accum, "-m", str(m), "-n", str(n), "-k", str(k)],
+                             capture_output=True, text=True, check=True).stdout
+        for hit in filter(None, map(line.match, out.splitlines())):
+            kernel, split, us = hit.group(1), int(hit.group(2)), float(hit.group(3))
+            r = rows[kernel]
+            want = fit.predict(r, m, n, k, split.bit_length() - 1, 132, float(r.get("cost_wave_us") or 0),
+                               float(r["cost_wave_k"]), 7.0)
+            assert abs(want - us) <= 0.051, f"{kernel} at {m}x{n}x{k} split {split}: CLI {us}, script {want:.2f}"
+            checked += 1
+    assert checked >= 10, checked
