@@ -4,12 +4,8 @@
 # judge, both modes, K with an odd number of 256-K stages among the shapes) then timed in one process per height;
 # clocks and power logged beside (nvidia-smi -lms 50). Card-independent (same-process ratios): any H100 or H200.
 set -u
-O=${OUT:-/tmp/out}; mkdir -p $O/logs
-pack() { (cd $O && tar czf logs.tgz logs); }
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv | tee $O/logs/gpu.txt
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-    --format=csv -lms 50 > $O/logs/smi.csv 2>&1 &
-SMI=$!
+source scripts/devcall.sh; devcall_init; devcall_smi
+pack() { devcall_pack; }
 T="--no-verify --reps 3 --iters 10"
 v() {  # DIR NAME SHAPES...: verify both modes
     local d=$1 n=$2; shift 2; local s=""; for x in "$@"; do s="$s --shape $x"; done
@@ -33,5 +29,5 @@ t abtest/c1 c1 120 64x10240x8192 48x10240x8192 40x10240x8192 64x16384x16384 64x2
 pack
 t abtest/c2 c2 120 128x10240x8192 192x10240x8192 256x10240x8192 128x8192x8192 128x16384x16384 256x16384x16384 \
     128x28672x8192
-kill $SMI
+devcall_smi_stop
 pack

@@ -3,9 +3,8 @@
 # 256 dev configs among the dev ladder's), then the serving grid with the untuned column (session 33's time model,
 # PERF.md entry 76) and the clock log (bench.py --clocks), one process; logs packed after each stage
 set -u
-O=${OUT:-/tmp/out}; mkdir -p $O/logs
-pack() { (cd $O && tar czf logs.tgz logs); }
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv | tee $O/logs/gpu.txt
+source scripts/devcall.sh; devcall_init
+pack() { devcall_pack; }
 timeout 280 ctest --test-dir build -L gpu --output-on-failure > $O/logs/gpu_tests.log 2>&1; echo "gpu tests rc $?"
 grep -E 'tests passed|tests failed' $O/logs/gpu_tests.log
 pack

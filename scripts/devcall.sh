@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Helpers for the device-call scripts under docs/results/<date>/ (source it; do not run it). On the GPU machine:
+#   devcall_init   logs go to $O/logs ($O = $OUT, or /tmp/out), the card's name, clocks and power limit to
+#                  logs/gpu.txt, and the build tree's absolute paths (CTest's) made valid in this checkout
+#   devcall_pack   tars logs/ into $O/logs.tgz (the device tool returns at most 8 files: call it after each stage)
+#   devcall_smi    starts an nvidia-smi log of clocks, power and throttle reasons (50 ms) into logs/smi.csv;
+#                  devcall_smi_stop ends it
+# On the build machine, before and after a call that carries build/ (the carry holds 64 MiB):
+#   bash scripts/devcall.sh carry-prep      moves the dev kernels' PTX and CMakeFiles/ out of build/ (to /tmp/f4gemm_carry)
+#   bash scripts/devcall.sh carry-restore   puts them back
+O=${OUT:-/tmp/out}
+devcall_init() {
+    mkdir -p "$O/logs"
+    nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv | tee "$O/logs/gpu.txt"
+    local src
+    src=$(grep -m1 '^CMAKE_HOME_DIRECTORY' build/CMakeCache.txt 2>/dev/null | cut -d= -f2)
+    if [ -n "$src" ] && [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then
+        mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"
+    fi
+}
+devcall_pack() { (cd "$O" && tar czf logs.tgz logs); }
+devcall_smi() {
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+        --format=csv -lms 50 > "$O/logs/smi.csv" 2>&1 &
+    DEVCALL_SMI=$!
+}
+devcall_smi_stop() { [ -n "${DEVCALL_SMI:-}" ] && kill "$DEVCALL_SMI" 2>/dev/null; DEVCALL_SMI=; }
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    set -euo pipefail
+    cd "$(dirname "$0")/.."
+    stash=${F4GEMM_CARRY_STASH:-/tmp/f4gemm_carry}
+    case "${1:-}" in
+    carry-prep)
+        mkdir -p "$stash/devptx" "$stash/cmf"
+        find build/kernels/sm90a/dev -maxdepth 1 -name '*.ptx' -exec mv -t "$stash/devptx/" {} +
+        rm -rf build/Testing
+        find build -type d -name CMakeFiles -prune | while read -r d; do
+            mkdir -p "$stash/cmf/$(dirname "$d")" && mv "$d" "$stash/cmf/$d"
+        done
+        du -sh build ;;
+    carry-restore)
+        find "$stash/devptx" -maxdepth 1 -name '*.ptx' -exec mv -t build/kernels/sm90a/dev/ {} +
+        (cd "$stash/cmf" && find . -type d -name CMakeFiles -prune) | while read -r d; do
+            rm -rf "$d" && mv "$stash/cmf/$d" "$d"
+        done ;;
+    *) echo "usage: bash scripts/devcall.sh carry-prep|carry-restore (or source it in a device-call script)" >&2
+       exit 2 ;;
+    esac
+fi
