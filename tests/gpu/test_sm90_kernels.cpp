@@ -129,8 +129,16 @@ TEST(Sm90, DevLadderKernels) {
         const std::vector<float> ref = reference_for(p);
         for (size_t i = 0; i < ladder.kernels.size(); ++i) {
             if (ladder.kernels[i].accum != Accum::Exact) continue;  // DevLadderPromotedKernels
-            GpuGemm g(*gpu()->dev, ladder, int(i), 0, p);
-            const std::vector<uint16_t> d = g.run_and_fetch();
+            // the plain-B rungs (simple_64x64, ws_swap_*) read B and its scales unpadded: K % 256 == 0 only,
+            // as the Session enforces
+            if (ladder.kernels[i].b_layout != BLayout::Frag16S && k % 256) continue;
+            std::vector<uint16_t> d;
+            try {
+                GpuGemm g(*gpu()->dev, ladder, int(i), 0, p);
+                d = g.run_and_fetch();
+            } catch (const std::exception& e) {  // a fault ends the context: name the kernel and stop
+                FAIL() << ladder.kernels[i].co_name << " K=" << k << ": " << e.what();
+            }
             const VerifyResult v = verify_bf16(d.data(), size_t(p.n), ref.data(), size_t(p.m), size_t(p.n),
                                                default_tolerance(false));
             EXPECT_TRUE(v.passed()) << ladder.kernels[i].co_name << " K=" << k << " " << describe(v);
