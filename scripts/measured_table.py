@@ -11,6 +11,9 @@ lab names). --late logs are read after all LOGS with neither --exclude nor --ren
 whose kernel an older log's lab filter would drop. --late-best tables (the CSV `f4gemm tune --out` writes: the best
 kernel and split per cell and mode, where the run's log is lost) are read last: each row replaces or adds that
 kernel's time in a cell the logs already hold (a cell they do not hold is left out: one row is not a cell's timing).
+--update TABLE starts from an existing table (its comment lines kept, --comment's appended): each LOG row replaces
+the time of the same (cell, kernel, split) row there and adds nothing (a re-time of rebuilt kernels, whose other
+rows stand); a LOG row the table lacks is counted and left out.
 Example (tests/data/decode_measured.csv, session 10):
   scripts/measured_table.py docs/results/2026-12-01c/tune_sk.log --max-m 16 --exclude '_sk\\.cubin' -o a.csv
   scripts/measured_table.py docs/results/2026-12-01c/tune_mid.log --min-m 32 --exclude 'ws_swap_32x128_fs_p' -o b.csv
@@ -60,6 +63,23 @@ def read_best(path, rows, min_m, max_m):
     return n
 
 
+def read_table(path):
+    """An existing measured table: its comment lines (without '# ') and its rows."""
+    comments, rows = [], {}
+    with open(path) as f:
+        lines = f.read().splitlines()
+    body = []
+    for line in lines:
+        if line.startswith("#"):
+            comments.append(line[2:] if line.startswith("# ") else line[1:])
+        else:
+            body.append(line)
+    for r in csv.DictReader(body):
+        rows[(int(r["M"]), int(r["N"]), int(r["K"]), r["kernel"], int(r["split"]))] = (float(r["us"]),
+                                                                                     int(r["screen"]))
+    return comments, rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", nargs="+")
@@ -76,6 +96,8 @@ def main(argv=None):
     ap.add_argument("--late-best", action="append", default=[], metavar="TUNED.csv",
                     help="a tuned table (`f4gemm tune --out`) read last: its best rows replace or add their kernel's "
                          "time in cells the logs hold (repeatable)")
+    ap.add_argument("--update", metavar="TABLE", help="start from this measured table: LOGS replace its rows "
+                    "of the same cell, kernel and split and add none")
     ap.add_argument("--comment", default="", help="header comment (lines split on '\\n')")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
@@ -87,6 +109,17 @@ def main(argv=None):
             return 2
         rename[old] = new
     rows = {}
+    comments = []
+    if a.update:
+        try:
+            comments, table = read_table(a.update)
+        except (OSError, KeyError, ValueError) as e:
+            print(f"measured_table.py: cannot read the table {a.update} ({e}): pass a measured table "
+                  "(M,N,K,kernel,split,us,screen)", file=sys.stderr)
+            return 2
+        if a.late or a.late_best:
+            print("measured_table.py: --update takes LOGS only (no --late, --late-best)", file=sys.stderr)
+            return 2
     # LOGS with the lab filters, then the --late logs without them
     for path, exclude, names in [(p, a.exclude, rename) for p in a.logs] + [(p, "", {}) for p in a.late]:
         try:
@@ -113,8 +146,17 @@ def main(argv=None):
             print(f"measured_table.py: no row of {path} is in a cell the logs hold: pass the tune of those cells",
                   file=sys.stderr)
             return 1
+    if a.update:
+        new = {k: v for k, v in rows.items() if k in table}
+        if not new:
+            print(f"measured_table.py: no row of the logs is in {a.update} (same cell, kernel and split): "
+                  "pass a re-time of kernels the table holds", file=sys.stderr)
+            return 1
+        print(f"{a.update}: {len(new)} rows re-timed, {len(rows) - len(new)} log rows not in the table left out")
+        table.update(new)
+        rows = table
     with open(a.out, "w") as f:
-        for line in a.comment.split("\\n") if a.comment else []:
+        for line in comments + (a.comment.split("\\n") if a.comment else []):
             f.write(f"# {line}\n")
         f.write("M,N,K,kernel,split,us,screen\n")
         for (mm, nn, kk, kernel, split), (us, screen) in sorted(rows.items()):

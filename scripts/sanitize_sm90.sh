@@ -2,6 +2,8 @@
 # compute-sanitizer memcheck and racecheck over a small sweep with edge shapes, every kernel
 # at least once (in the accumulation mode it implements), and synccheck of every kernel (the decode tiles also on
 # their M <= 8 and M = 17..24 loops). Prints each tool's summary line; exits non-zero on any reported error.
+# F4GEMM_SANITIZE_ONLY=REGEX keeps the per-kernel runs to the kernels whose code object matches (the ones a change
+# rebuilt); the shape runs with the policy's picks and the C API's still run.
 set -u
 cd "$(dirname "$0")/.."
 F4GEMM=${F4GEMM:-build/cli/f4gemm}
@@ -11,6 +13,12 @@ mapfile -t KERNELS < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $5}'
 mapfile -t MODES < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print ($6 == "" ? "exact" : $6)}')
 mapfile -t SPLITK < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $3}')
 mapfile -t TILEM < <("$F4GEMM" --list | awk '$5 ~ /\.(cubin|ptx)$/ {print $1}')
+if [ -n "${F4GEMM_SANITIZE_ONLY:-}" ]; then
+    for i in "${!KERNELS[@]}"; do
+        [[ "${KERNELS[$i]}" =~ $F4GEMM_SANITIZE_ONLY ]] || unset "KERNELS[$i]"
+    done
+    [ ${#KERNELS[@]} -gt 0 ] || { echo "F4GEMM_SANITIZE_ONLY=$F4GEMM_SANITIZE_ONLY matches no kernel of --list" >&2; exit 2; }
+fi
 run() {  # run <tool> <f4gemm args...>
     local tool=$1; shift
     local out extra=()

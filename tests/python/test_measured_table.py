@@ -256,3 +256,27 @@ def test_a_missing_log_is_a_one_line_error(script, tmp_path, capsys):
     assert script.main([str(a), "--late", missing, "-o", str(out)]) == 2
     assert f"cannot read {missing}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_update_re_times_rows_the_table_holds_and_adds_none(script, tmp_path, capsys):
+    """--update TABLE: a re-time of rebuilt kernels replaces the same (cell, kernel, split) rows, keeps every other
+    row and the table's comment, appends --comment, and leaves out log rows the table lacks."""
+    a, b, table = tmp_path / "a.log", tmp_path / "b.log", tmp_path / "t.csv"
+    a.write_text(LOG1)
+    assert script.main([str(a), "--comment", "old header", "-o", str(table)]) == 0
+    b.write_text(LOG2 + "[f4gemm]   2x8192x8192 f4gemm_sm90a_dec_16x64_m2.cubin          split 0:     17.00 us\n")
+    assert script.main([str(b), "--update", str(table), "--comment", "re-timed", "-o", str(table)]) == 0
+    assert "1 rows re-timed, 1 log rows not in the table left out" in capsys.readouterr().out
+    assert table.read_text().splitlines() == [
+        "# old header",
+        "# re-timed",
+        "M,N,K,kernel,split,us,screen",
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,0,15.9,0",  # re-timed
+        "1,8192,8192,f4gemm_sm90a_dec_16x64_m2.cubin,1,18.4,1",  # kept
+        "64,8192,8192,f4gemm_sm90a_x_sk.cubin,0,99.0,0",  # kept
+    ]
+    # a log with nothing the table holds: one line, non-zero
+    c = tmp_path / "c.log"
+    c.write_text("[f4gemm]   3x8192x8192 f4gemm_sm90a_dec_16x64_m2.cubin          split 0:     17.00 us\n")
+    assert script.main([str(c), "--update", str(table), "-o", str(tmp_path / "u.csv")]) == 1
+    assert "no row of the logs is in" in capsys.readouterr().err
