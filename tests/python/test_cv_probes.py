@@ -1,5 +1,6 @@
 """scripts/cv_probes.py, the probe builds behind docs/PERF.md entry 36 (each part of a converter-warpgroup kernel timed
 alone): what it compiles, the manifest it writes, and its one-line refusals."""
+import json
 import os
 import shutil
 import subprocess
@@ -32,10 +33,13 @@ def test_dry_run_compiles_the_config_with_the_knob_and_renames_the_row(tmp_path)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     cmds, manifest = lines[:2], lines[2:]
+    with open(os.path.join(_ROOT, "kernels", "sm90a", "kernels.json")) as f:
+        config = next(c for c in json.load(f)["cv"]["configs"] if c["name"] == _NAME)
+    params = [f"-DF4GEMM_{k}={v}" for k, v in config.items() if k.isupper()]
+    assert "-DF4GEMM_BLOCK_N=128" in params and "-DF4GEMM_K_STAGE=256" in params, params
     for p, cmd in zip((13, 29), cmds):
-        # the kernels.json config of the shipped kernel, the probe's name and bits
-        for d in ("-DF4GEMM_BLOCK_M=64", "-DF4GEMM_BLOCK_N=128", "-DF4GEMM_CONV_WG=2", "-DF4GEMM_CONV_SPAN=2",
-                  f"-DF4GEMM_KNL_NAME={_NAME}_probe{p}", f"-DF4GEMM_CV_PROBE={p}"):
+        # every param of the shipped kernel's kernels.json config, the probe's name and bits
+        for d in params + [f"-DF4GEMM_KNL_NAME={_NAME}_probe{p}", f"-DF4GEMM_CV_PROBE={p}"]:
             assert d in cmd.split(), (d, cmd)
         assert cmd.endswith("sm90_mxfp4_gemm_cv.cu")
     header = manifest[0].split(",")
