@@ -43,7 +43,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         find "$stash/devptx" -maxdepth 1 -name '*.ptx' -exec mv -t build/kernels/sm90a/dev/ {} +
         (cd "$stash/cmf" && find . -type d -name CMakeFiles -prune) | while read -r d; do
             rm -rf "$d" && mv "$stash/cmf/$d" "$d"
-        done ;;
+        done
+        rm -rf "$stash" ;;
     *) echo "usage: bash scripts/devcall.sh carry-prep|carry-restore (or source it in a device-call script)" >&2
        exit 2 ;;
     esac
