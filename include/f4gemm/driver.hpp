@@ -71,6 +71,10 @@ Selection select(const Manifest& m, const std::string& kernel, const HeuristicQu
 // round_up(K, 256) (include/f4gemm/weight.h); the others take K as it is.
 int kernel_k(const KernelConfig& kc, int k);
 size_t kernel_k(BLayout b_layout, size_t k);  // the same rule by the kernel's B layout
+// Whether a kernel takes an N x K weight: the packed-weight (frag16s) kernels take any N and K % 32; the
+// plain-B ones (the dev ladder's reference rungs, aiter's kernels) read B and its scales unpadded and need
+// K % 256 == 0 and N % 16 == 0.
+bool kernel_takes_nk(const KernelConfig& kc, int n, int k);
 
 // Host-side operands of one problem, plain layouts.
 struct Problem {

@@ -161,6 +161,10 @@ int kernel_k(const KernelConfig& kc, int k) {
     return int(kernel_k(kc.b_layout, size_t(k)));
 }
 
+bool kernel_takes_nk(const KernelConfig& kc, int n, int k) {
+    return kc.b_layout == BLayout::Frag16S || (k % 256 == 0 && n % 16 == 0);
+}
+
 void check_shape_aiter(int m, int n, int k) {
     if (m <= 0)
         throw Error(Errc::InvalidArgument,

@@ -763,10 +763,9 @@ void Session::check_shape(int m, int n, int k) const {
         throw Error(Errc::InvalidArgument,
                     fmt::format("{} is too large for 32-bit kernel arguments: split the problem",
                                 shape_str(m, n, k)));
-    const bool any_packed =
-        std::any_of(manifest_.kernels.begin(), manifest_.kernels.end(),
-                    [](const KernelConfig& kc) { return kc.b_layout == BLayout::Frag16S; });
-    if (!any_packed && !manifest_.kernels.empty() && (k % 256 || n % 16))
+    const bool any_takes = std::any_of(manifest_.kernels.begin(), manifest_.kernels.end(),
+                                       [&](const KernelConfig& kc) { return kernel_takes_nk(kc, n, k); });
+    if (!any_takes && !manifest_.kernels.empty())
         // our plain-B kernels (the dev ladder): whole 256-K stages and 16-row groups, no padding
         throw Error(
             Errc::InvalidArgument,
@@ -809,7 +808,7 @@ Choice Session::select(const GemmRequest& r) const {
     c.tuned = s.tuned;
     c.steps = s.heuristic.steps;
     const KernelConfig& kc = manifest_.kernels[size_t(c.index)];
-    if (kc.b_layout != BLayout::Frag16S && kc.abi != KernelAbi::Aiter && (r.k % 256 || r.n % 16))
+    if (kc.abi != KernelAbi::Aiter && !kernel_takes_nk(kc, r.n, r.k))
         throw Error(
             Errc::InvalidArgument,
             fmt::format("kernel {} reads plain B and needs K % 256 == 0 and N % 16 == 0 (got K={} N={}): "
@@ -1156,8 +1155,8 @@ TunedTable Session::tune(const TuneSpec& o, const std::function<void(const std::
         std::vector<Candidate> cands;
         for (size_t i = 0; i < man.kernels.size(); ++i) {
             const KernelConfig& kc = man.kernels[i];
-            if (!accum_allows(o.accum, kc.accum)) continue;                        // not for this mode
-            if (kc.b_layout != BLayout::Frag16S && (k % 256 || n % 16)) continue;  // plain-B kernels
+            if (!accum_allows(o.accum, kc.accum)) continue;  // not for this mode
+            if (!kernel_takes_nk(kc, n, k)) continue;        // plain-B kernels
             const int kk = kernel_k(kc, k);
             for (int l = 0; l <= (kc.split_k ? 4 : 0); ++l) {
                 if (kk % (1 << l)) continue;

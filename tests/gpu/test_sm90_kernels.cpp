@@ -129,9 +129,9 @@ TEST(Sm90, DevLadderKernels) {
         const std::vector<float> ref = reference_for(p);
         for (size_t i = 0; i < ladder.kernels.size(); ++i) {
             if (ladder.kernels[i].accum != Accum::Exact) continue;  // DevLadderPromotedKernels
-            // the plain-B rungs (simple_64x64, ws_swap_*) read B and its scales unpadded: K % 256 == 0 only,
-            // as the Session enforces
-            if (ladder.kernels[i].b_layout != BLayout::Frag16S && k % 256) continue;
+            // the plain-B rungs (simple_64x64, ws_swap_64x128, ws_swap_32x128) read B and its scales
+            // unpadded: K % 256 == 0 only, as the Session enforces
+            if (!kernel_takes_nk(ladder.kernels[i], p.n, k)) continue;
             std::vector<uint16_t> d;
             try {
                 GpuGemm g(*gpu()->dev, ladder, int(i), 0, p);

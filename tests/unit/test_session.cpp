@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "f4gemm/driver.hpp"
 #include "f4gemm/error.hpp"
 #include "f4gemm/session.hpp"
 
@@ -75,6 +76,26 @@ TEST(Session, ShapeRulesPerManifestKind) {
     EXPECT_NE(error_of([&] { sp.check_shape(16, 2001, 256); }).find("need K % 256 == 0 and N % 16 == 0"),
               std::string::npos);
     EXPECT_NO_THROW(sp.check_shape(16, 2000, 256));
+    // Both kinds in one manifest (the dev ladder's): the shape passes, and naming the plain-B kernel at a K
+    // it cannot take is refused by name (the rule is kernel_takes_nk's, which the GPU tests skip by).
+    const std::string mixed =
+        manifest_dir("mixed",
+                     "64,64,1,0,simple,simple.cubin,sm_90a,256,17920,sm90v1,plain,plain,,10\n"
+                     "16,64,0,0,dec_a,dec_a.cubin,sm_90a,256,1000,sm90v1,frag16s,plain,,30\n");
+    const Session sm = manifest_only(mixed);
+    EXPECT_NO_THROW(sm.check_shape(130, 1040, 1184));
+    EXPECT_FALSE(kernel_takes_nk(sm.manifest().kernels[0], 1040, 1184));
+    EXPECT_TRUE(kernel_takes_nk(sm.manifest().kernels[0], 1040, 1024));
+    EXPECT_FALSE(kernel_takes_nk(sm.manifest().kernels[0], 1000, 1024));
+    EXPECT_TRUE(kernel_takes_nk(sm.manifest().kernels[1], 1000, 1184));
+    GemmRequest named;
+    named.m = 130;
+    named.n = 1040;
+    named.k = 1184;
+    named.kernel = "simple";
+    EXPECT_NE(
+        error_of([&] { sm.select(named); }).find("kernel simple.cubin reads plain B and needs K % 256 == 0"),
+        std::string::npos);
     // aiter's manifest: the original's rules and messages.
     const std::string aiter =
         std::string(F4GEMM_AITER_CSV).substr(0, std::string(F4GEMM_AITER_CSV).rfind('/'));
