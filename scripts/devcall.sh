@@ -5,18 +5,22 @@
 #   devcall_pack   tars logs/ into $O/logs.tgz (the device tool returns at most 8 files: call it after each stage)
 #   devcall_smi    starts an nvidia-smi log of clocks, power and throttle reasons (50 ms) into logs/smi.csv;
 #                  devcall_smi_stop ends it
+#   devcall_link_build   devcall_init's last part alone (scripts/device_check.sh uses it)
 # On the build machine, before and after a call that carries build/ (the carry holds 64 MiB):
 #   bash scripts/devcall.sh carry-prep      moves the dev kernels' PTX and CMakeFiles/ out of build/ (to /tmp/f4gemm_carry)
 #   bash scripts/devcall.sh carry-restore   puts them back
 O=${OUT:-/tmp/out}
-devcall_init() {
-    mkdir -p "$O/logs"
-    nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv | tee "$O/logs/gpu.txt"
+devcall_link_build() {  # CTest and the binaries hold the build machine's checkout path: make it this checkout
     local src
     src=$(grep -m1 '^CMAKE_HOME_DIRECTORY' build/CMakeCache.txt 2>/dev/null | cut -d= -f2)
     if [ -n "$src" ] && [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then
         mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"
     fi
+}
+devcall_init() {
+    mkdir -p "$O/logs"
+    nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv | tee "$O/logs/gpu.txt"
+    devcall_link_build
 }
 devcall_pack() { (cd "$O" && tar czf logs.tgz logs); }
 devcall_smi() {

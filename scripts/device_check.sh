@@ -8,8 +8,8 @@ OUT=${OUT:-out}
 mkdir -p "$OUT"
 # CTest and the binaries hold the build tree's absolute path (/work/main/build here): make it
 # valid on the GPU machine, whose checkout lives elsewhere.
-src=$(grep -m1 '^CMAKE_HOME_DIRECTORY' build/CMakeCache.txt | cut -d= -f2)
-if [ -n "$src" ] && [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")"; ln -s "$PWD" "$src"; fi
+source scripts/devcall.sh
+devcall_link_build
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(all)
 has() { for s in "${steps[@]}"; do [ "$s" = "$1" ] || [ "$s" = all ] && return 0; done; return 1; }
 rc=0
