@@ -433,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
     float frag[kFrags][kAccRegs];
     if constexpr (kExact) {
-        // Per block of kSpan stages, straight-line (pp_*'s exact loop): wgmma q + 1 is issued before the
+        // Per block of kSpan 128-K atoms, straight-line (pp_*'s exact loop): wgmma q + 1 is issued before the
         // FADDs of step q, the block drains before the next (the other consumer warpgroup covers the bubble).
         constexpr int kQ = kSpan * kSteps;
         for (int v0 = 0; v0 < nka; v0 += kSpan) {
