@@ -86,6 +86,23 @@ struct DevicePointers {
     uint64_t counters = 0;  // sm90v1 split-K: >= counter_slots zeroed uint32s (ptr_counters), or 0
 };
 
+// An sm90pp1 GEMM in N slabs (docs/ABI_SM90.md "N slabs", lab: PERF.md entry 79): slab s covers columns
+// n0 .. n0 + n - 1 of D and the W groups from n0 / 16, as a GEMM of its own (pre-pass, then the GEMM on the
+// same workspace) whose image of B, slab_n x K bytes, can stay in L2 between its pre-pass and its GEMM
+// instead of a whole N x K image going through DRAM. Slab 0's pre-pass converts A; a later slab's skips it
+// (prepass_skip_a) when its Nr equals slab 0's, so A's image and row words are where its GEMM reads them.
+struct PpSlabLaunch {
+    int n0 = 0, n = 0;          // the slab's first column and width
+    Dim3 pre_grid{0, 1, 1};     // its pre-pass grid ((Mr + Nr) / 8, or Nr / 8 with prepass_skip_a)
+    Dim3 grid;                  // its GEMM grid (tiles of its n, tiles_m, 1)
+    std::vector<uint8_t> args;  // its argument block: D, C and W advanced to n0, stride_D0 = stride_C0 = N
+};
+// Throws InvalidArgument unless kc is sm90pp1 and slab_n a positive multiple of kc.tile_n and of 16.
+// One slab when slab_n >= n. `k` is the launch's K (W's padded K).
+std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,
+                                                int n, int k, float alpha, float beta, bool has_c,
+                                                int slab_n);
+
 // aiter's fill: the whole block zeroed, then D/C/A/B, alpha, beta, stride_C0 = stride_D0 = N,
 // stride_A0 = stride_B0 = K (fp4 elements), M/N/K, scales, stride_Scale*0, log2_k_split.
 F4gemmKernelArgs make_kernel_args(const LaunchPlan& p, const DevicePointers& ptr, int m, int n, int k,

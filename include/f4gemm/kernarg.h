@@ -46,7 +46,10 @@ typedef struct F4gemmKernelArgs {
 /* f4gemm sm_90a kernels: the prefix, padded to 0x180, then our extension. */
 typedef struct F4gemmSm90Args {
     F4gemmKernelArgs base;       /* 0x000 .. 0x174 */
-    F4GEMM_P(_p_base, 12);       /* 0x174 .. 0x180 */
+    uint32_t prepass_skip_a;     /* 0x174 sm90pp1 pre-pass only: 1 = convert B's rows alone, A's image
+                                  *       and row words are already in the workspace (an earlier N slab
+                                  *       of the same GEMM, docs/ABI_SM90.md "N slabs"); 0 otherwise */
+    F4GEMM_P(_p_base, 8);        /* 0x178 .. 0x180 */
     uint64_t ptr_workspace;      /* 0x180 fp32 split-K partials + tile counters; 0 when gdz == 1.
                                   *       The host zeroes it before the launch only when ptr_counters
                                   *       is 0 (the counters then live here, after the partials) */
@@ -114,6 +117,7 @@ static_assert(offsetof(F4gemmKernelArgs, stride_ScaleB0) == 0x150, "stride_Scale
 static_assert(offsetof(F4gemmKernelArgs, stride_ScaleB1) == 0x160, "stride_ScaleB1");
 static_assert(offsetof(F4gemmKernelArgs, log2_k_split) == 0x170, "log2_k_split");
 static_assert(sizeof(F4gemmSm90Args) == F4GEMM_SM90_ARGS_BYTES, "sm90 args are 0x1a0 bytes");
+static_assert(offsetof(F4gemmSm90Args, prepass_skip_a) == 0x174, "prepass_skip_a");
 static_assert(offsetof(F4gemmSm90Args, ptr_workspace) == 0x180, "ptr_workspace");
 static_assert(offsetof(F4gemmSm90Args, workspace_bytes) == 0x188, "workspace_bytes");
 static_assert(offsetof(F4gemmSm90Args, num_splits) == 0x190, "num_splits");

@@ -296,7 +296,8 @@ F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, BLOCK_M, BLOCK_N, 0,
 
 // =============================================================================================
 // Pre-pass: grid = ceil((Mr + Nr) / 8) CTAs of 256 threads, no dynamic shared memory; warp w of the grid is
-// item w of the sequence A rows 0 .. Mr-1, then B items 0 .. Nr-1 (docs/ABI_SM90.md). Padded rows
+// item w of the sequence A rows 0 .. Mr-1, then B items 0 .. Nr-1 (docs/ABI_SM90.md); with prepass_skip_a,
+// grid = ceil(Nr / 8) and warp w is item Mr + w (B alone). Padded rows
 // (M <= m < Mr, N <= n < Nr) are real allocated rows (zero data, scale 0x7F) and are converted like the
 // others: A's by the host's padding, B's by W's (Nr <= Np since every tile divides 256).
 // =============================================================================================
@@ -311,7 +312,9 @@ extern "C" __global__ void __launch_bounds__(kPrepassThreads)
     pdl_wait();
     const Problem p = load_problem(args);
     const SplitGeometry g = split_geometry(p, BLOCK_M, BLOCK_N);
-    const int item = blockIdx.x * (kPrepassThreads / 32) + threadIdx.x / 32;
+    // prepass_skip_a (an N slab after the first, docs/ABI_SM90.md "N slabs"): the grid covers B's items alone
+    const int item =
+        blockIdx.x * (kPrepassThreads / 32) + threadIdx.x / 32 + (args.prepass_skip_a ? g.Mr : 0);
     const int lane = threadIdx.x % 32;
     if (item >= g.Mr + g.Nr) return;
     const Workspace w = workspace_view(args, g, p.K);

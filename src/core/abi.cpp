@@ -208,6 +208,47 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
     return s;
 }
 
+std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,
+                                                int n, int k, float alpha, float beta, bool has_c,
+                                                int slab_n) {
+    if (kc.abi != KernelAbi::Sm90pp1)
+        throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got abi " + to_string(kc.abi) +
+                                               "): N slabs are for sm90pp1 kernels only; run it unslabbed");
+    if (slab_n <= 0 || slab_n % kc.tile_n != 0 || slab_n % 16 != 0)
+        throw Error(Errc::InvalidArgument, "N slab (got " + std::to_string(slab_n) + ") for kernel " +
+                                               kc.co_name + ": use a positive multiple of its tile_n (" +
+                                               std::to_string(kc.tile_n) + ") and of 16");
+    const LaunchPlan whole = make_launch_plan(kc, m, n, k, 0, has_c);  // the shape checks
+    (void)whole;
+    const size_t group_bytes = frag16s_group_bytes(static_cast<size_t>(k));
+    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
+    const size_t nr0 = round_up(static_cast<size_t>(std::min(slab_n, n)), static_cast<size_t>(kc.tile_n));
+    std::vector<PpSlabLaunch> out;
+    for (int n0 = 0; n0 < n; n0 += slab_n) {
+        PpSlabLaunch s;
+        s.n0 = n0;
+        s.n = std::min(slab_n, n - n0);
+        const LaunchPlan p = make_launch_plan(kc, m, s.n, k, 0, has_c);
+        DevicePointers q = ptr;
+        q.d += uint64_t(n0) * 2;  // bf16 columns
+        if (q.c) q.c += uint64_t(n0) * 2;
+        q.b += uint64_t(n0 / 16) * group_bytes;  // W's groups of 16 rows, one after the other
+        F4gemmSm90Args a = make_sm90_args(p, q, m, s.n, k, alpha, beta);
+        a.base.stride_D0 = static_cast<uint32_t>(n);
+        a.base.stride_C0 = static_cast<uint32_t>(n);
+        const size_t nr = round_up(static_cast<size_t>(s.n), static_cast<size_t>(kc.tile_n));
+        a.prepass_skip_a = n0 > 0 && nr == nr0 ? 1u : 0u;  // else A's row words would sit elsewhere
+        s.pre_grid = p.pre_grid;
+        s.pre_grid.x =
+            static_cast<unsigned>(ceil_div(a.prepass_skip_a ? nr : mr + nr, size_t(kPrepassThreads / 32)));
+        s.grid = p.grid;
+        s.args.resize(sizeof a);
+        std::memcpy(s.args.data(), &a, sizeof a);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
 std::vector<uint8_t> make_arg_blob(const KernelConfig& kc, const LaunchPlan& p, const DevicePointers& ptr,
                                    int m, int n, int k, float alpha, float beta) {
     std::vector<uint8_t> blob;

@@ -257,6 +257,17 @@ Launcher::Launcher(Device& dev, Manifest manifest)
                             "'): set it to 0 (the workspace memset) or 1, or unset it");
         split_counters_ = s == "1";
     }
+    // Lab knob (PERF.md entry 79): F4GEMM_PP_SLAB_N=W runs an sm90pp1 GEMM wider than W in N slabs of W
+    // columns (make_pp_slab_launches), each slab's image of B small enough to stay in L2
+    if (const char* v = env("F4GEMM_PP_SLAB_N")) {
+        char* end = nullptr;
+        const long w = std::strtol(v, &end, 10);
+        if (*end || w < 0 || w > (1L << 30) || w % 256 != 0)
+            throw Error(Errc::InvalidArgument,
+                        std::string("F4GEMM_PP_SLAB_N (got '") + v +
+                            "'): set it to a multiple of 256 (0: no slabs), or unset it");
+        pp_slab_n_ = int(w);
+    }
 }
 
 Launcher::~Launcher() {
@@ -353,6 +364,20 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     }
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
     if (zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
+    if (kc.abi == KernelAbi::Sm90pp1 && pp_slab_n_ > 0 && n > pp_slab_n_ && plan.pre_grid.x) {
+        // N slabs: pre-pass and GEMM per slab, in stream order on the one workspace; only the first pre-pass
+        // may start early
+        bool first = true;
+        for (const PpSlabLaunch& s :
+             make_pp_slab_launches(kc, ptr, m, n, k, alpha, beta, plan.c_bytes != 0, pp_slab_n_)) {
+            dev_.launch(prepass_[size_t(index)], s.pre_grid, plan.pre_block, 0, s.args.data(), s.args.size(),
+                        first && pdl && pdl_ok_[size_t(index)] && !plan.zero_out);
+            dev_.launch(functions_[size_t(index)], s.grid, plan.block, plan.smem_bytes, s.args.data(),
+                        s.args.size(), false);
+            first = false;
+        }
+        return;
+    }
     const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
     // Only the GEMM's first kernel may start early, and not after a memset (no kernel to overlap). The GEMM
     // kernel after its own pre-pass launches plainly: overlapping them measured 2-4% slower (PERF.md entry

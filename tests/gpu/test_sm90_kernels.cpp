@@ -202,6 +202,61 @@ TEST(Sm90, PrepassKernelsOnRaggedShapesAndLongK) {
     EXPECT_GT(tested, 0) << "no sm90pp1 kernel in the manifest";
 }
 
+// The sm90pp1 kernels in N slabs (F4GEMM_PP_SLAB_N, the launcher's lab knob; make_pp_slab_launches): every
+// slab a pre-pass and a GEMM on D, C and W advanced to its first column, a later slab's pre-pass skipping A
+// where its Nr matches the first's. Each output tile is the same computation with or without slabs, so D must
+// be bit-identical to the unslabbed launch, in both modes; the exact kernels also against float64. Cases:
+// three slabs with a ragged last one that converts A again (768 | 2064), four whose ragged last one has the
+// first's Nr and skips A (256 | 1000), two at M = 1, and C with alpha and beta.
+TEST(Sm90, PrepassKernelsInNSlabs) {
+    REQUIRE_GPU();
+    struct SlabEnv {  // unset on every exit, so no later test runs in slabs
+        explicit SlabEnv(int w) { setenv("F4GEMM_PP_SLAB_N", std::to_string(w).c_str(), 1); }
+        ~SlabEnv() { unsetenv("F4GEMM_PP_SLAB_N"); }
+    };
+    const Manifest all =
+        filter_for_device(load_manifest(gpu()->manifest.dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    struct Case {
+        int m, n, k, slab;
+        bool c;
+    };
+    int tested = 0;
+    for (size_t i = 0; i < all.kernels.size(); ++i) {
+        const KernelConfig& kc = all.kernels[i];
+        if (kc.abi != KernelAbi::Sm90pp1) continue;
+        for (const Case t : {Case{300, 2064, 1024, 768, true}, Case{129, 1000, 2048, 256, false},
+                             Case{1, 512, 512, 256, false}}) {
+            SCOPED_TRACE(kc.co_name + " " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
+                         std::to_string(t.k) + " slab " + std::to_string(t.slab));
+            const Problem p = make_problem(t.m, t.n, t.k, t.c ? 1.5f : 1.f, t.c ? 0.5f : 0.f, DataKind::Seed,
+                                           kSeedA, kSeedB, t.c);
+            std::vector<uint16_t> whole, slabs;
+            {
+                GpuGemm g(*gpu()->dev, all, int(i), 0, p);
+                whole = g.run_and_fetch();
+            }
+            {
+                const SlabEnv env(t.slab);
+                GpuGemm g(*gpu()->dev, all, int(i), 0, p);
+                slabs = g.run_and_fetch();
+            }
+            ASSERT_EQ(whole.size(), slabs.size());
+            size_t differ = 0;
+            for (size_t e = 0; e < whole.size(); ++e) differ += whole[e] != slabs[e];
+            EXPECT_EQ(differ, 0u) << "of " << whole.size() << " outputs";
+            if (kc.accum == Accum::Exact) {
+                const std::vector<float> ref = reference_for(p);
+                const VerifyResult v = verify_bf16(slabs.data(), size_t(p.n), ref.data(), size_t(p.m),
+                                                   size_t(p.n), default_tolerance(false));
+                EXPECT_TRUE(v.passed()) << describe(v);
+                EXPECT_LE(v.max_rel_err, kBf16Rounding);
+            }
+            ++tested;
+        }
+    }
+    EXPECT_GT(tested, 0) << "no sm90pp1 kernel in the manifest";
+}
+
 // The dec kernels (B in frag16s through a per-warp shared-memory ring into mma.sync fragments, K split across
 // the CTA's warps): M <= 8 and 9..16 take different paths, K = 256 leaves most warps without a chunk,
 // N not a multiple of the tile masks the last CTA, M = 33 spans three row tiles, and a long K; each

@@ -424,6 +424,76 @@ TEST(Abi, Sm90pp1ArgBlobCarriesTheWorkspace) {
     EXPECT_EQ(s.workspace_bytes, 2631680u);
 }
 
+TEST(Abi, Sm90pp1NSlabs) {
+    // M=300 N=2064 K=1024 in slabs of 768: 768, 768, 528 columns. Mr = 384; Nr 768, 768, 640.
+    const KernelConfig k = pp_128x128();
+    DevicePointers ptr;
+    ptr.d = 0xd0000;
+    ptr.c = 0xc0000;
+    ptr.a = 0xa000;
+    ptr.b = 0xb00000;
+    ptr.scale_a = 0x5a00;
+    ptr.workspace = 0x7f0000100000ull;
+    const std::vector<PpSlabLaunch> s = make_pp_slab_launches(k, ptr, 300, 2064, 1024, 2.0f, 0.5f, true, 768);
+    ASSERT_EQ(s.size(), 3u);
+    const size_t group = frag16s_group_bytes(1024);  // 64 + 8 * 1088 bytes per 16 rows of W
+    EXPECT_EQ(group, 8768u);
+    const int n0[3] = {0, 768, 1536}, w[3] = {768, 768, 528};
+    const unsigned pre[3] = {(384 + 768) / 8, 768 / 8, (384 + 640) / 8};  // the last slab converts A again
+    const unsigned tiles[3] = {6, 6, 5};
+    for (int i = 0; i < 3; ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(s[i].n0, n0[i]);
+        EXPECT_EQ(s[i].n, w[i]);
+        EXPECT_EQ(s[i].pre_grid.x, pre[i]);
+        EXPECT_EQ(s[i].grid.x, tiles[i]);
+        EXPECT_EQ(s[i].grid.y, 3u);
+        ASSERT_EQ(s[i].args.size(), 0x1a0u);
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x000),
+                  0xd0000u + 2u * n0[i]);  // D and C advanced by n0 bf16 columns
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x010), 0xc0000u + 2u * n0[i]);
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x020), 0xa000u);                           // A whole
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x030), 0xb00000u + group * (n0[i] / 16));  // W from group n0 / 16
+        EXPECT_EQ(at<uint32_t>(s[i].args, 0x060), 2064u);  // stride_D0, stride_C0: the whole N
+        EXPECT_EQ(at<uint32_t>(s[i].args, 0x080), 2064u);
+        EXPECT_EQ(at<uint32_t>(s[i].args, 0x0e0), 300u);
+        EXPECT_EQ(at<uint32_t>(s[i].args, 0x0f0), uint32_t(w[i]));
+        EXPECT_EQ(at<uint32_t>(s[i].args, 0x174), i == 1 ? 1u : 0u);   // prepass_skip_a
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x180), 0x7f0000100000ull);  // one workspace, the slab's size
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x188), sm90pp_workspace_bytes(k, 300, w[i], 1024));
+        EXPECT_EQ(at<float>(s[i].args, 0x040), 2.0f);
+        EXPECT_EQ(at<float>(s[i].args, 0x050), 0.5f);
+    }
+    // A slab as wide as N or wider: one launch, the unslabbed plan's grids and block
+    const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, 0, false);
+    const std::vector<PpSlabLaunch> one =
+        make_pp_slab_launches(k, ptr, 300, 2064, 1024, 1.0f, 0.0f, false, 4096);
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].pre_grid.x, p.pre_grid.x);
+    EXPECT_EQ(one[0].grid.x, p.grid.x);
+    EXPECT_EQ(
+        std::memcmp(one[0].args.data(), make_arg_blob(k, p, ptr, 300, 2064, 1024, 1.0f, 0.0f).data(), 0x1a0),
+        0);
+    // Refusals name the value and the fix
+    for (int bad : {0, -128, 64, 200}) {
+        try {
+            make_pp_slab_launches(k, ptr, 300, 2064, 1024, 1.0f, 0.0f, false, bad);
+            ADD_FAILURE() << bad;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("N slab (got " + std::to_string(bad) + ")"),
+                      std::string::npos);
+            EXPECT_NE(std::string(e.what()).find("multiple of its tile_n (128)"), std::string::npos);
+        }
+    }
+    KernelConfig v1 = kernel(128, 128, 0, 0);
+    try {
+        make_pp_slab_launches(v1, ptr, 300, 2064, 1024, 1.0f, 0.0f, false, 768);
+        ADD_FAILURE();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("for sm90pp1 kernels only"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Abi, AiterBlobIsThePrefix) {
     const KernelConfig k = kernel(256, 256, 0, 0);
     const LaunchPlan p = make_launch_plan(k, 17, 512, 256, 0, false);
