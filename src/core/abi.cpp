@@ -208,6 +208,15 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
     return s;
 }
 
+int pp_slab_width(const KernelConfig& kc, int m, int n, int sms) {
+    if (kc.abi != KernelAbi::Sm90pp1 || kc.accum != Accum::Promoted || m <= 0 || sms <= 0 || kc.tile_m <= 0 ||
+        kc.tile_n <= 0 || kPpSlabWidth % kc.tile_n != 0 || n < 4 * kPpSlabWidth)
+        return 0;
+    const long tiles = long(ceil_div(size_t(m), size_t(kc.tile_m))) * (kPpSlabWidth / kc.tile_n);
+    const long waves = (tiles + sms - 1) / sms;
+    return double(tiles) / double(waves * sms) >= kPpSlabMinWaveFill ? kPpSlabWidth : 0;
+}
+
 std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,
                                                 int n, int k, float alpha, float beta, bool has_c,
                                                 int slab_n) {

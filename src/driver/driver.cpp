@@ -257,8 +257,8 @@ Launcher::Launcher(Device& dev, Manifest manifest)
                             "'): set it to 0 (the workspace memset) or 1, or unset it");
         split_counters_ = s == "1";
     }
-    // Lab knob (PERF.md entry 79): F4GEMM_PP_SLAB_N=W runs an sm90pp1 GEMM wider than W in N slabs of W
-    // columns (make_pp_slab_launches), each slab's image of B small enough to stay in L2
+    // Lab knob (PERF.md entry 79): F4GEMM_PP_SLAB_N=W runs every sm90pp1 GEMM wider than W in N slabs of W
+    // columns (make_pp_slab_launches), 0 none, instead of the plan's width (pp_slab_width)
     if (const char* v = env("F4GEMM_PP_SLAB_N")) {
         char* end = nullptr;
         const long w = std::strtol(v, &end, 10);
@@ -364,12 +364,15 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     }
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
     if (zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
-    if (kc.abi == KernelAbi::Sm90pp1 && pp_slab_n_ > 0 && n > pp_slab_n_ && plan.pre_grid.x) {
+    const int slab_n = kc.abi != KernelAbi::Sm90pp1 ? 0
+                       : pp_slab_n_ >= 0            ? pp_slab_n_
+                                                    : pp_slab_width(kc, m, n, dev_.props().num_cu);
+    if (slab_n > 0 && n > slab_n && plan.pre_grid.x) {
         // N slabs: pre-pass and GEMM per slab, in stream order on the one workspace; only the first pre-pass
         // may start early
         bool first = true;
         for (const PpSlabLaunch& s :
-             make_pp_slab_launches(kc, ptr, m, n, k, alpha, beta, plan.c_bytes != 0, pp_slab_n_)) {
+             make_pp_slab_launches(kc, ptr, m, n, k, alpha, beta, plan.c_bytes != 0, slab_n)) {
             dev_.launch(prepass_[size_t(index)], s.pre_grid, plan.pre_block, 0, s.args.data(), s.args.size(),
                         first && pdl && pdl_ok_[size_t(index)] && !plan.zero_out);
             dev_.launch(functions_[size_t(index)], s.grid, plan.block, plan.smem_bytes, s.args.data(),

@@ -70,8 +70,7 @@ private:
     size_t workspace_bytes_ = 0;
     DevPtr counters_ = 0;  // sm90v1 split-K tile counters, kCounterSlots uint32s, zero between launches
     bool split_counters_ = true;  // F4GEMM_SPLIT_COUNTERS=0 (lab): the workspace memset instead
-    int pp_slab_n_ =
-        0;  // F4GEMM_PP_SLAB_N (lab, PERF.md entry 79): sm90pp1 launches in N slabs of this width
+    int pp_slab_n_ = -1;          // F4GEMM_PP_SLAB_N (lab): the sm90pp1 slab width; -1: pp_slab_width's
     // (is_b, packed, scales, rows, k, b layout, scale layout) -> image
     using ImageKey = std::tuple<bool, const void*, const void*, size_t, size_t, int, int>;
     bool image_cache_ = false;

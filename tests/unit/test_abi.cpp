@@ -494,6 +494,28 @@ TEST(Abi, Sm90pp1NSlabs) {
     }
 }
 
+TEST(Abi, PpSlabWidthFillsWavesOnPromotedKernelsOnly) {
+    KernelConfig k = pp_128x128();
+    k.accum = Accum::Promoted;
+    // 132 SMs: tiles_m x 16 tiles per slab of 2048 columns
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 132), 2048);  // 128 tiles: 97% of one wave
+    EXPECT_EQ(pp_slab_width(k, 2048, 16384, 132), 2048);  // 256 of 264
+    EXPECT_EQ(pp_slab_width(k, 4096, 28672, 132), 2048);  // 512 of 528
+    EXPECT_EQ(pp_slab_width(k, 1000, 8192, 132), 2048);   // tiles_m 8 as at 1024; four slabs
+    EXPECT_EQ(pp_slab_width(k, 512, 16384, 132), 0);      // 64 tiles on 132 SMs
+    EXPECT_EQ(pp_slab_width(k, 768, 16384, 132), 0);      // 96
+    EXPECT_EQ(pp_slab_width(k, 1152, 16384, 132), 0);     // 144: a second, nearly empty wave
+    EXPECT_EQ(pp_slab_width(k, 1024, 8191, 132), 0);      // fewer than four slabs
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 114), 0);     // 128 tiles on 114 SMs: 2 waves, 56%
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 128), 2048);  // exactly one wave
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 0), 0);
+    k.accum = Accum::Exact;  // measured slower in slabs
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 132), 0);
+    KernelConfig v1 = kernel(128, 128, 0, 0);
+    v1.accum = Accum::Promoted;
+    EXPECT_EQ(pp_slab_width(v1, 1024, 16384, 132), 0);  // not sm90pp1
+}
+
 TEST(Abi, AiterBlobIsThePrefix) {
     const KernelConfig k = kernel(256, 256, 0, 0);
     const LaunchPlan p = make_launch_plan(k, 17, 512, 256, 0, false);
