@@ -98,10 +98,10 @@ struct PpSlabLaunch {
     std::vector<uint8_t> args;  // its argument block: D, C and W advanced to n0, stride_D0 = stride_C0 = N
 };
 // The slab width the launcher gives an sm90pp1 launch on `sms` SMs, 0 for none (PERF.md entry 79, measured on
-// an H100): kPpSlabWidth columns for a promoted kernel (the exact pp_128x128 measured 1.00-1.07x its unslabbed
-// time) when N holds at least four slabs and a slab's tiles (tiles_m x kPpSlabWidth / tile_n) fill their
-// waves of `sms` CTAs to at least kPpSlabMinWaveFill (M = 1024, 2048, 4096 in 128-row tiles: 97%; 512: 48%,
-// 64 tiles on 132 SMs, measured 1.23x slower). F4GEMM_PP_SLAB_N overrides it (lab).
+// an H100): kPpSlabWidth columns for a promoted kernel (the exact pp_128x128 measured 1.00-1.07x its
+// unslabbed time) when N holds at least four slabs and a slab's tiles (tiles_m x kPpSlabWidth / tile_n) fill
+// their waves of `sms` CTAs to at least kPpSlabMinWaveFill (M = 1024, 2048, 4096 in 128-row tiles: 97%; 512:
+// 48%, 64 tiles on 132 SMs, measured 1.23x slower). F4GEMM_PP_SLAB_N overrides it (lab).
 constexpr int kPpSlabWidth = 2048;
 constexpr double kPpSlabMinWaveFill = 0.95;
 int pp_slab_width(const KernelConfig& kc, int m, int n, int sms);

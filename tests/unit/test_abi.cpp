@@ -302,6 +302,18 @@ KernelConfig pp_128x128() {
     return k;
 }
 
+// Device pointers of a pp launch, made up (the plan never dereferences them)
+DevicePointers pp_pointers() {
+    DevicePointers ptr;
+    ptr.d = 0xd000;
+    ptr.a = 0xa000;
+    ptr.b = 0xb000;
+    ptr.scale_a = 0x5a00;
+    ptr.scale_b = 0x5b00;
+    ptr.workspace = 0x7f0000100000ull;
+    return ptr;
+}
+
 }  // namespace
 
 TEST(Abi, Sm90pp1LaunchPlan) {
@@ -395,13 +407,7 @@ TEST(Abi, Sm90pp1RejectsSplitK) {
 TEST(Abi, Sm90pp1ArgBlobCarriesTheWorkspace) {
     const KernelConfig k = pp_128x128();
     const LaunchPlan p = make_launch_plan(k, 300, 2064, 1024, 0, false);
-    DevicePointers ptr;
-    ptr.d = 0xd000;
-    ptr.a = 0xa000;
-    ptr.b = 0xb000;
-    ptr.scale_a = 0x5a00;
-    ptr.scale_b = 0x5b00;
-    ptr.workspace = 0x7f0000100000ull;
+    const DevicePointers ptr = pp_pointers();
     const std::vector<uint8_t> blob = make_arg_blob(k, p, ptr, 300, 2064, 1024, 2.0f, 0.0f);
     ASSERT_EQ(blob.size(), 0x1a0u);
     const F4gemmKernelArgs prefix = make_kernel_args(p, ptr, 300, 2064, 1024, 2.0f, 0.0f);
@@ -427,13 +433,8 @@ TEST(Abi, Sm90pp1ArgBlobCarriesTheWorkspace) {
 TEST(Abi, Sm90pp1NSlabs) {
     // M=300 N=2064 K=1024 in slabs of 768: 768, 768, 528 columns. Mr = 384; Nr 768, 768, 640.
     const KernelConfig k = pp_128x128();
-    DevicePointers ptr;
-    ptr.d = 0xd0000;
+    DevicePointers ptr = pp_pointers();
     ptr.c = 0xc0000;
-    ptr.a = 0xa000;
-    ptr.b = 0xb00000;
-    ptr.scale_a = 0x5a00;
-    ptr.workspace = 0x7f0000100000ull;
     const std::vector<PpSlabLaunch> s = make_pp_slab_launches(k, ptr, 300, 2064, 1024, 2.0f, 0.5f, true, 768);
     ASSERT_EQ(s.size(), 3u);
     const size_t group = frag16s_group_bytes(1024);  // 64 + 8 * 1088 bytes per 16 rows of W
@@ -450,10 +451,10 @@ TEST(Abi, Sm90pp1NSlabs) {
         EXPECT_EQ(s[i].grid.y, 3u);
         ASSERT_EQ(s[i].args.size(), 0x1a0u);
         EXPECT_EQ(at<uint64_t>(s[i].args, 0x000),
-                  0xd0000u + 2u * n0[i]);  // D and C advanced by n0 bf16 columns
+                  0xd000u + 2u * n0[i]);  // D and C advanced by n0 bf16 columns
         EXPECT_EQ(at<uint64_t>(s[i].args, 0x010), 0xc0000u + 2u * n0[i]);
-        EXPECT_EQ(at<uint64_t>(s[i].args, 0x020), 0xa000u);                           // A whole
-        EXPECT_EQ(at<uint64_t>(s[i].args, 0x030), 0xb00000u + group * (n0[i] / 16));  // W from group n0 / 16
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x020), 0xa000u);                         // A whole
+        EXPECT_EQ(at<uint64_t>(s[i].args, 0x030), 0xb000u + group * (n0[i] / 16));  // W from group n0 / 16
         EXPECT_EQ(at<uint32_t>(s[i].args, 0x060), 2064u);  // stride_D0, stride_C0: the whole N
         EXPECT_EQ(at<uint32_t>(s[i].args, 0x080), 2064u);
         EXPECT_EQ(at<uint32_t>(s[i].args, 0x0e0), 300u);
