@@ -227,8 +227,7 @@ std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const De
         throw Error(Errc::InvalidArgument, "N slab (got " + std::to_string(slab_n) + ") for kernel " +
                                                kc.co_name + ": use a positive multiple of its tile_n (" +
                                                std::to_string(kc.tile_n) + ") and of 16");
-    const LaunchPlan whole = make_launch_plan(kc, m, n, k, 0, has_c);  // the shape checks
-    (void)whole;
+    make_launch_plan(kc, m, n, k, 0, has_c);  // the whole GEMM's shape checks, before any slab's
     const size_t group_bytes = frag16s_group_bytes(static_cast<size_t>(k));
     const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
     const size_t nr0 = round_up(static_cast<size_t>(std::min(slab_n, n)), static_cast<size_t>(kc.tile_n));

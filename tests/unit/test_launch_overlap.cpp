@@ -25,11 +25,12 @@ namespace {
 struct Launch {
     bool early;
     unsigned smem;
+    Dim3 grid;
 };
 
 class RecordingDevice final : public Device {
 public:
-    explicit RecordingDevice(bool declares) : declares_(declares) {}
+    explicit RecordingDevice(bool declares, int num_cu = 0) : declares_(declares) { props_.num_cu = num_cu; }
     const DeviceProps& props() const override { return props_; }
     void* load_module(const std::string&) override { return this; }
     void* get_function(void*, const std::string& s) override { return &names_[s]; }
@@ -43,8 +44,8 @@ public:
     void copy_to_device(DevPtr, const void*, size_t) override {}
     void copy_to_host(void*, DevPtr, size_t) override {}
     void memset(DevPtr, uint8_t, size_t) override { ++memsets_; }
-    void launch(void*, Dim3, Dim3, unsigned smem, const void*, size_t, bool overlap_prior) override {
-        launches_.push_back({overlap_prior, smem});
+    void launch(void*, Dim3 grid, Dim3, unsigned smem, const void*, size_t, bool overlap_prior) override {
+        launches_.push_back({overlap_prior, smem, grid});
     }
     void synchronize() override {}
     void* event_create() override { return this; }
@@ -263,4 +264,56 @@ TEST(LaunchOverlap, SplitCountersKnobChoosesTheMemsetAndRejectsOtherValues) {
         setenv("F4GEMM_SPLIT_COUNTERS", saved.c_str(), 1);
     else
         unsetenv("F4GEMM_SPLIT_COUNTERS");
+}
+
+// N slabs (docs/ABI_SM90.md "N slabs", PERF.md entry 79): the launcher runs a promoted sm90pp1 GEMM that
+// pp_slab_width slabs as a pre-pass and a GEMM per slab, only the first pre-pass early; the exact kernel, a
+// device whose SMs a slab would not fill, and F4GEMM_PP_SLAB_N=0 launch it whole; F4GEMM_PP_SLAB_N=W forces
+// W, and a value that is not a multiple of 256 is an error naming it.
+TEST(LaunchOverlap, PromotedPpLaunchesInSlabsOnlyTheFirstPrepassEarly) {
+    Manifest m = with_abi(one_kernel(0), KernelAbi::Sm90pp1);
+    m.kernels.at(0).tile_m = 128;
+    m.kernels.at(0).tile_n = 128;
+    const char* old = std::getenv("F4GEMM_PP_SLAB_N");
+    const std::string saved = old ? old : "";
+    unsetenv("F4GEMM_PP_SLAB_N");
+    const auto run = [&](Accum accum, int num_cu) {
+        m.kernels.at(0).accum = accum;
+        RecordingDevice dev(true, num_cu);
+        Launcher l(dev, m);
+        const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1024, 16384, 256, 0, false);
+        l.launch(0, plan, fake_pointers(), 1024, 16384, 256, 1.f, 0.f, true);
+        return dev.launches_;
+    };
+    const std::vector<Launch> s = run(Accum::Promoted, 132);
+    ASSERT_EQ(s.size(), 16u);  // 8 slabs of 2048 columns: 8 x 16 = 128 tiles each
+    for (size_t i = 0; i < s.size(); i += 2) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(s[i].smem, 0u);  // the pre-pass: A and B's first slab, then B alone
+        EXPECT_EQ(s[i].grid.x, i == 0 ? (1024u + 2048u) / 8 : 2048u / 8);
+        EXPECT_EQ(s[i].early, i == 0);
+        EXPECT_EQ(s[i + 1].smem, 1000u);  // the GEMM of the slab
+        EXPECT_EQ(s[i + 1].grid.x, 16u);
+        EXPECT_EQ(s[i + 1].grid.y, 8u);
+        EXPECT_FALSE(s[i + 1].early);
+    }
+    EXPECT_EQ(run(Accum::Exact, 132).size(), 2u);     // the exact kernel: whole
+    EXPECT_EQ(run(Accum::Promoted, 114).size(), 2u);  // 128 tiles a slab on 114 SMs: two waves, 56% full
+    setenv("F4GEMM_PP_SLAB_N", "0", 1);
+    EXPECT_EQ(run(Accum::Promoted, 132).size(), 2u);
+    setenv("F4GEMM_PP_SLAB_N", "4096", 1);
+    EXPECT_EQ(run(Accum::Promoted, 132).size(), 8u);
+    EXPECT_EQ(run(Accum::Exact, 132).size(), 8u);  // the knob applies to every sm90pp1 launch
+    setenv("F4GEMM_PP_SLAB_N", "100", 1);
+    try {
+        run(Accum::Promoted, 132);
+        ADD_FAILURE() << "F4GEMM_PP_SLAB_N=100 was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("F4GEMM_PP_SLAB_N (got '100')"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("multiple of 256"), std::string::npos) << e.what();
+    }
+    if (old)
+        setenv("F4GEMM_PP_SLAB_N", saved.c_str(), 1);
+    else
+        unsetenv("F4GEMM_PP_SLAB_N");
 }
