@@ -229,7 +229,6 @@ std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const De
                                                std::to_string(kc.tile_n) + ") and of 16");
     make_launch_plan(kc, m, n, k, 0, has_c);  // the whole GEMM's shape checks, before any slab's
     const size_t group_bytes = frag16s_group_bytes(static_cast<size_t>(k));
-    const size_t mr = round_up(static_cast<size_t>(m), static_cast<size_t>(kc.tile_m));
     const size_t nr0 = round_up(static_cast<size_t>(std::min(slab_n, n)), static_cast<size_t>(kc.tile_n));
     std::vector<PpSlabLaunch> out;
     for (int n0 = 0; n0 < n; n0 += slab_n) {
@@ -246,9 +245,9 @@ std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const De
         a.base.stride_C0 = static_cast<uint32_t>(n);
         const size_t nr = round_up(static_cast<size_t>(s.n), static_cast<size_t>(kc.tile_n));
         a.prepass_skip_a = n0 > 0 && nr == nr0 ? 1u : 0u;  // else A's row words would sit elsewhere
-        s.pre_grid = p.pre_grid;
-        s.pre_grid.x =
-            static_cast<unsigned>(ceil_div(a.prepass_skip_a ? nr : mr + nr, size_t(kPrepassThreads / 32)));
+        s.pre_grid = p.pre_grid;                           // A's and B's rows, or B's alone:
+        if (a.prepass_skip_a)
+            s.pre_grid.x = static_cast<unsigned>(ceil_div(nr, size_t(kPrepassThreads / 32)));
         s.grid = p.grid;
         s.args.resize(sizeof a);
         std::memcpy(s.args.data(), &a, sizeof a);

@@ -364,17 +364,21 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     }
     if (plan.zero_out) dev_.memset(ptr.d, 0, plan.d_bytes);
     if (zero_workspace) dev_.memset(ptr.workspace, 0, plan.workspace_bytes);
+    // Only the GEMM's first kernel may start early, and not after a memset (no kernel to overlap). The GEMM
+    // kernel after its own pre-pass launches plainly: overlapping them measured 2-4% slower (PERF.md entry
+    // 38).
+    const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !zero_workspace;
     const int slab_n = kc.abi != KernelAbi::Sm90pp1 ? 0
                        : pp_slab_n_ >= 0            ? pp_slab_n_
                                                     : pp_slab_width(kc, m, n, dev_.props().num_cu);
-    if (slab_n > 0 && n > slab_n && plan.pre_grid.x) {
+    if (slab_n > 0 && n > slab_n) {
         // N slabs: pre-pass and GEMM per slab, in stream order on the one workspace; only the first pre-pass
         // may start early
         bool first = true;
         for (const PpSlabLaunch& s :
              make_pp_slab_launches(kc, ptr, m, n, k, alpha, beta, plan.c_bytes != 0, slab_n)) {
             dev_.launch(prepass_[size_t(index)], s.pre_grid, plan.pre_block, 0, s.args.data(), s.args.size(),
-                        first && pdl && pdl_ok_[size_t(index)] && !plan.zero_out);
+                        first && early);
             dev_.launch(functions_[size_t(index)], s.grid, plan.block, plan.smem_bytes, s.args.data(),
                         s.args.size(), false);
             first = false;
@@ -382,10 +386,6 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
         return;
     }
     const std::vector<uint8_t> args = make_arg_blob(kc, plan, ptr, m, n, k, alpha, beta);
-    // Only the GEMM's first kernel may start early, and not after a memset (no kernel to overlap). The GEMM
-    // kernel after its own pre-pass launches plainly: overlapping them measured 2-4% slower (PERF.md entry
-    // 38).
-    const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !zero_workspace;
     if (plan.pre_grid.x)
         dev_.launch(prepass_[size_t(index)], plan.pre_grid, plan.pre_block, 0, args.data(), args.size(),
                     early);

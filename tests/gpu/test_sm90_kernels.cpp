@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "f4gemm/accum.hpp"
 #include "f4gemm/error.hpp"
@@ -238,11 +239,10 @@ TEST(Sm90, PrepassKernelsInNSlabs) {
                 GpuGemm g(*gpu()->dev, all, int(i), 0, p);
                 whole = g.run_and_fetch();
             }
-            if (t.slab > 0) {
-                const SlabEnv env(t.slab);
-                GpuGemm g(*gpu()->dev, all, int(i), 0, p);
-                slabs = g.run_and_fetch();
-            } else {  // the launcher's own width (pp_slab_width: 4 slabs of 2048 for the promoted kernel)
+            {
+                // slab 0: the launcher's own width (pp_slab_width: 4 slabs of 2048 for the promoted kernel)
+                std::optional<SlabEnv> env;
+                if (t.slab > 0) env.emplace(t.slab);
                 GpuGemm g(*gpu()->dev, all, int(i), 0, p);
                 slabs = g.run_and_fetch();
             }
