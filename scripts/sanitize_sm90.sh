@@ -65,6 +65,15 @@ for i in "${!KERNELS[@]}"; do
     run memcheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" --splitk 2 -m 70 -n 272 -k 1536
     run racecheck --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" --splitk 2 -m 70 -n 272 -k 1536
 done
+# The pre-pass kernels in N slabs (F4GEMM_PP_SLAB_N, docs/ABI_SM90.md "N slabs"): N = 1024 in four slabs of 256 (the
+# later pre-passes skip A), N = 1000 in four with a ragged last one (it converts A again), with C and beta
+for i in "${!KERNELS[@]}"; do
+    [[ "${KERNELS[$i]}" == *_pp_* ]] || continue
+    for tool in memcheck racecheck; do
+        F4GEMM_PP_SLAB_N=256 run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 130 -n 1024 -k 512 --beta 1
+        F4GEMM_PP_SLAB_N=256 run $tool --kernel "${KERNELS[$i]}" --accum "${MODES[$i]}" -m 65 -n 1000 -k 512
+    done
+done
 # The device packer, A padder and quantizer (f4gemm_sm90a_util.cubin) through the C API's gpu tests.
 CAPI=${CAPI_GPU_TESTS:-build/tests/capi/f4gemm_capi_gpu_tests}
 if [ -x "$CAPI" ]; then
