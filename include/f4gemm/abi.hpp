@@ -97,13 +97,16 @@ struct PpSlabLaunch {
     Dim3 grid;                  // its GEMM grid (tiles of its n, tiles_m, 1)
     std::vector<uint8_t> args;  // its argument block: D, C and W advanced to n0, stride_D0 = stride_C0 = N
 };
-// The slab width the launcher gives an sm90pp1 launch on `sms` SMs, 0 for none (PERF.md entry 79, measured on
-// an H100): kPpSlabWidth columns for a promoted kernel (the exact pp_128x128 measured 1.00-1.07x its
-// unslabbed time) when N holds at least four slabs and a slab's tiles (tiles_m x kPpSlabWidth / tile_n) fill
-// their waves of `sms` CTAs to at least kPpSlabMinWaveFill (M = 1024, 2048, 4096 in 128-row tiles: 97%; 512:
-// 48%, 64 tiles on 132 SMs, measured 1.23x slower). F4GEMM_PP_SLAB_N overrides it (lab).
-constexpr int kPpSlabWidth = 2048;
-constexpr double kPpSlabMinWaveFill = 0.95;
+// The slab width the launcher gives an sm90pp1 launch on `sms` SMs, 0 for none (PERF.md entries 79, 80,
+// measured on an H100): for a promoted kernel only (the exact pp_128x128 measured 1.00-1.07x its unslabbed
+// time), the narrowest width from kPpSlabMinWidth to kPpSlabMaxWidth in steps of kPpSlabStep, below N, whose
+// slabs take no more waves of `sms` CTAs in all (each slab's tiles, the ragged last one too, in whole waves)
+// than the unslabbed grid: a slab that leaves SMs idle or adds a nearly empty wave cost 5-60% (1536 or 2560
+// at M = 1024; 2048 at M = 512), while even waves took 3-14% off (2048 at M = 1024, 4096 at M = 512, 2816 at
+// 768 x 16384^2). The narrowest such width holds the smallest image. F4GEMM_PP_SLAB_N overrides it (lab).
+constexpr int kPpSlabMinWidth = 2048;
+constexpr int kPpSlabMaxWidth = 4096;  // the widest measured
+constexpr int kPpSlabStep = 256;
 int pp_slab_width(const KernelConfig& kc, int m, int n, int sms);
 // Throws InvalidArgument unless kc is sm90pp1 and slab_n a positive multiple of kc.tile_n and of 16.
 // One slab when slab_n >= n. `k` is the launch's K (W's padded K).

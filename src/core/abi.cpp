@@ -209,12 +209,21 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
 }
 
 int pp_slab_width(const KernelConfig& kc, int m, int n, int sms) {
-    if (kc.abi != KernelAbi::Sm90pp1 || kc.accum != Accum::Promoted || m <= 0 || sms <= 0 || kc.tile_m <= 0 ||
-        kc.tile_n <= 0 || kPpSlabWidth % kc.tile_n != 0 || n < 4 * kPpSlabWidth)
+    if (kc.abi != KernelAbi::Sm90pp1 || kc.accum != Accum::Promoted || m <= 0 || n <= 0 || sms <= 0 ||
+        kc.tile_m <= 0 || kc.tile_n <= 0)
         return 0;
-    const long tiles = long(ceil_div(size_t(m), size_t(kc.tile_m))) * (kPpSlabWidth / kc.tile_n);
-    const long waves = (tiles + sms - 1) / sms;
-    return double(tiles) / double(waves * sms) >= kPpSlabMinWaveFill ? kPpSlabWidth : 0;
+    const long tiles_m = long(ceil_div(size_t(m), size_t(kc.tile_m)));
+    const auto waves = [&](long cols) {  // the waves of one slab of `cols` columns
+        const long tiles = tiles_m * long(ceil_div(size_t(cols), size_t(kc.tile_n)));
+        return (tiles + sms - 1) / sms;
+    };
+    const long whole = waves(n);
+    for (int w = kPpSlabMinWidth; w <= kPpSlabMaxWidth && w < n; w += kPpSlabStep) {
+        if (w % kc.tile_n != 0 || w % 16 != 0) continue;
+        const long slabbed = long(n / w) * waves(w) + (n % w != 0 ? waves(n % w) : 0);
+        if (slabbed <= whole) return w;
+    }
+    return 0;
 }
 
 std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,
