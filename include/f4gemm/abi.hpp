@@ -88,9 +88,10 @@ struct DevicePointers {
 
 // An sm90pp1 GEMM in N slabs (docs/ABI_SM90.md "N slabs", lab: PERF.md entry 79): slab s covers columns
 // n0 .. n0 + n - 1 of D and the W groups from n0 / 16, as a GEMM of its own (pre-pass, then the GEMM on the
-// same workspace) whose image of B, slab_n x K bytes, can stay in L2 between its pre-pass and its GEMM
-// instead of a whole N x K image going through DRAM. Slab 0's pre-pass converts A; a later slab's skips it
-// (prepass_skip_a) when its Nr equals slab 0's, so A's image and row words are where its GEMM reads them.
+// same workspace); measured faster where each slab is whole waves (PERF.md entries 79, 80: the GEMM's
+// lock-step waves take fewer cycles at high clock; its slab_n x K image does not stay in L2 as first meant).
+// Slab 0's pre-pass converts A; a later slab's skips it (prepass_skip_a) when its Nr equals slab 0's, so A's
+// image and row words are where its GEMM reads them.
 struct PpSlabLaunch {
     int n0 = 0, n = 0;          // the slab's first column and width
     Dim3 pre_grid{0, 1, 1};     // its pre-pass grid ((Mr + Nr) / 8, or Nr / 8 with prepass_skip_a)
