@@ -104,11 +104,14 @@ struct PpSlabLaunch {
 // slabs take no more waves of `sms` CTAs in all (each slab's tiles, the ragged last one too, in whole waves)
 // than the unslabbed grid: a slab that leaves SMs idle or adds a nearly empty wave cost 5-60% (1536 or 2560
 // at M = 1024; 2048 at M = 512), while even waves took 3-14% off (2048 at M = 1024, 4096 at M = 512, 2816 at
-// 768 x 16384^2). The narrowest such width holds the smallest image. F4GEMM_PP_SLAB_N overrides it (lab).
+// 768 x 16384^2). The narrowest such width holds the smallest image. None below kPpSlabMinK (K = 8192 ..
+// 28672 measured; at short K a slab's GEMM is short and its two launches weigh more). F4GEMM_PP_SLAB_N
+// overrides it (lab).
+constexpr int kPpSlabMinK = 8192;
 constexpr int kPpSlabMinWidth = 2048;
 constexpr int kPpSlabMaxWidth = 4096;  // the widest measured
 constexpr int kPpSlabStep = 256;
-int pp_slab_width(const KernelConfig& kc, int m, int n, int sms);
+int pp_slab_width(const KernelConfig& kc, int m, int n, int k, int sms);
 // Throws InvalidArgument unless kc is sm90pp1 and slab_n a positive multiple of kc.tile_n and of 16.
 // One slab when slab_n >= n. `k` is the launch's K (W's padded K).
 std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,

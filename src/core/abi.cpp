@@ -208,9 +208,9 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
     return s;
 }
 
-int pp_slab_width(const KernelConfig& kc, int m, int n, int sms) {
-    if (kc.abi != KernelAbi::Sm90pp1 || kc.accum != Accum::Promoted || m <= 0 || n <= 0 || sms <= 0 ||
-        kc.tile_m <= 0 || kc.tile_n <= 0)
+int pp_slab_width(const KernelConfig& kc, int m, int n, int k, int sms) {
+    if (kc.abi != KernelAbi::Sm90pp1 || kc.accum != Accum::Promoted || m <= 0 || n <= 0 || k < kPpSlabMinK ||
+        sms <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0)
         return 0;
     const long tiles_m = long(ceil_div(size_t(m), size_t(kc.tile_m)));
     const auto waves = [&](long cols) {  // the waves of one slab of `cols` columns

@@ -370,7 +370,7 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !zero_workspace;
     const int slab_n = kc.abi != KernelAbi::Sm90pp1 ? 0
                        : pp_slab_n_ >= 0            ? pp_slab_n_
-                                                    : pp_slab_width(kc, m, n, dev_.props().num_cu);
+                                                    : pp_slab_width(kc, m, n, k, dev_.props().num_cu);
     if (slab_n > 0 && n > slab_n) {
         // N slabs: pre-pass and GEMM per slab, in stream order on the one workspace; only the first pre-pass
         // may start early

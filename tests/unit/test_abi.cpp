@@ -500,31 +500,42 @@ TEST(Abi, PpSlabWidthAddsNoWaveOnPromotedKernelsOnly) {
     k.accum = Accum::Promoted;
     // 132 SMs, 128 x 128 tiles: the narrowest width of 2048..4096 (steps of 256) whose slabs, each in whole
     // waves, take no more waves than the unslabbed grid
-    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 132), 2048);  // 8 slabs of 128 tiles: 8 waves, as unslabbed (7.8)
-    EXPECT_EQ(pp_slab_width(k, 2048, 16384, 132), 2048);  // 8 slabs of 256 tiles, 2 waves each: 16 (15.5)
-    EXPECT_EQ(pp_slab_width(k, 1000, 8192, 132), 2048);   // tiles_m 8 as at 1024
-    EXPECT_EQ(pp_slab_width(k, 1024, 8191, 132), 2048);   // 3 slabs and a ragged one of 2047 columns: 4 (3.9)
-    EXPECT_EQ(pp_slab_width(k, 512, 16384, 132), 4096);  // 2048 would run 8 waves of 64 tiles against 4 (3.9)
-    EXPECT_EQ(pp_slab_width(k, 512, 8192, 132), 4096);   // two slabs of 128 tiles: 2 waves (1.9)
-    EXPECT_EQ(pp_slab_width(k, 512, 10240, 132), 3584);  // 112, 112 and 96 tiles: 3 waves (2.4); 4096 also 3
-    EXPECT_EQ(pp_slab_width(k, 768, 10240, 132), 2560);  // four slabs of 120 tiles: 4 waves (3.6)
-    EXPECT_EQ(pp_slab_width(k, 768, 16384, 132), 2816);  // five of 132 tiles and one of 108: 6 (5.8); 2560: 7
-    EXPECT_EQ(pp_slab_width(k, 768, 28672, 132), 2816);  // ten of 132 and one of 24: 11 (10.2)
-    EXPECT_EQ(pp_slab_width(k, 640, 16384, 132), 3328);  // four of 130 tiles and one of 120: 5 (4.8)
-    EXPECT_EQ(pp_slab_width(k, 4096, 28672, 132), 0);    // 2048: 14 slabs of 4 waves = 56 against 55 (54.3)
-    EXPECT_EQ(pp_slab_width(k, 1152, 16384, 132), 0);    // 2048: 144 tiles, a second, nearly empty wave each
-    EXPECT_EQ(pp_slab_width(k, 256, 16384, 132), 0);     // even waves only from 8192 columns, past the widest
-    EXPECT_EQ(pp_slab_width(k, 1024, 2048, 132), 0);     // no width below N
-    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 114),
-              0);  // 9 waves unslabbed; every width's slabs take 10 or more
-    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 128), 2048);  // exactly one wave a slab
-    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 0), 0);
-    EXPECT_EQ(pp_slab_width(k, 0, 16384, 132), 0);
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 8192, 132),
+              2048);  // 8 slabs of 128 tiles: 8 waves, as unslabbed (7.8)
+    EXPECT_EQ(pp_slab_width(k, 2048, 16384, 8192, 132),
+              2048);  // 8 slabs of 256 tiles, 2 waves each: 16 (15.5)
+    EXPECT_EQ(pp_slab_width(k, 1000, 8192, 8192, 132), 2048);  // tiles_m 8 as at 1024
+    EXPECT_EQ(pp_slab_width(k, 1024, 8191, 8192, 132),
+              2048);  // 3 slabs and a ragged one of 2047 columns: 4 (3.9)
+    EXPECT_EQ(pp_slab_width(k, 512, 16384, 8192, 132),
+              4096);  // 2048 would run 8 waves of 64 tiles against 4 (3.9)
+    EXPECT_EQ(pp_slab_width(k, 512, 8192, 8192, 132), 4096);  // two slabs of 128 tiles: 2 waves (1.9)
+    EXPECT_EQ(pp_slab_width(k, 512, 10240, 8192, 132),
+              3584);  // 112, 112 and 96 tiles: 3 waves (2.4); 4096 also 3
+    EXPECT_EQ(pp_slab_width(k, 768, 10240, 8192, 132), 2560);  // four slabs of 120 tiles: 4 waves (3.6)
+    EXPECT_EQ(pp_slab_width(k, 768, 16384, 8192, 132),
+              2816);  // five of 132 tiles and one of 108: 6 (5.8); 2560: 7
+    EXPECT_EQ(pp_slab_width(k, 768, 28672, 8192, 132), 2816);  // ten of 132 and one of 24: 11 (10.2)
+    EXPECT_EQ(pp_slab_width(k, 640, 16384, 8192, 132), 3328);  // four of 130 tiles and one of 120: 5 (4.8)
+    EXPECT_EQ(pp_slab_width(k, 4096, 28672, 8192, 132),
+              0);  // 2048: 14 slabs of 4 waves = 56 against 55 (54.3)
+    EXPECT_EQ(pp_slab_width(k, 1152, 16384, 8192, 132),
+              0);  // 2048: 144 tiles, a second, nearly empty wave each
+    EXPECT_EQ(pp_slab_width(k, 256, 16384, 8192, 132),
+              0);  // even waves only from 8192 columns, past the widest
+    EXPECT_EQ(pp_slab_width(k, 1024, 2048, 8192, 132), 0);      // no width below N
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 8192, 114), 0);     // 9 waves unslabbed; every width's take 10+
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 8192, 128), 2048);  // exactly one wave a slab
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 8192, 0), 0);
+    EXPECT_EQ(pp_slab_width(k, 0, 16384, 8192, 132), 0);
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 28672, 132), 2048);  // K does not change the count
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 8191, 132), 0);      // below kPpSlabMinK: not measured
+    EXPECT_EQ(pp_slab_width(k, 1024, 8192, 512, 132), 0);
     k.accum = Accum::Exact;  // measured slower in slabs
-    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 132), 0);
+    EXPECT_EQ(pp_slab_width(k, 1024, 16384, 8192, 132), 0);
     KernelConfig v1 = kernel(128, 128, 0, 0);
     v1.accum = Accum::Promoted;
-    EXPECT_EQ(pp_slab_width(v1, 1024, 16384, 132), 0);  // not sm90pp1
+    EXPECT_EQ(pp_slab_width(v1, 1024, 16384, 8192, 132), 0);  // not sm90pp1
 }
 
 TEST(Abi, AiterBlobIsThePrefix) {

@@ -268,8 +268,8 @@ TEST(LaunchOverlap, SplitCountersKnobChoosesTheMemsetAndRejectsOtherValues) {
 
 // N slabs (docs/ABI_SM90.md "N slabs", PERF.md entry 79): the launcher runs a promoted sm90pp1 GEMM that
 // pp_slab_width slabs as a pre-pass and a GEMM per slab, only the first pre-pass early; the exact kernel, a
-// device whose SMs a slab would not fill, and F4GEMM_PP_SLAB_N=0 launch it whole; F4GEMM_PP_SLAB_N=W forces
-// W, and a value that is not a multiple of 256 is an error naming it.
+// device whose SMs a slab would not fill, K below kPpSlabMinK and F4GEMM_PP_SLAB_N=0 launch it whole;
+// F4GEMM_PP_SLAB_N=W forces W, and a value that is not a multiple of 256 is an error naming it.
 TEST(LaunchOverlap, PromotedPpLaunchesInSlabsOnlyTheFirstPrepassEarly) {
     Manifest m = with_abi(one_kernel(0), KernelAbi::Sm90pp1);
     m.kernels.at(0).tile_m = 128;
@@ -277,12 +277,12 @@ TEST(LaunchOverlap, PromotedPpLaunchesInSlabsOnlyTheFirstPrepassEarly) {
     const char* old = std::getenv("F4GEMM_PP_SLAB_N");
     const std::string saved = old ? old : "";
     unsetenv("F4GEMM_PP_SLAB_N");
-    const auto run = [&](Accum accum, int num_cu) {
+    const auto run = [&](Accum accum, int num_cu, int k = 8192) {
         m.kernels.at(0).accum = accum;
         RecordingDevice dev(true, num_cu);
         Launcher l(dev, m);
-        const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1024, 16384, 256, 0, false);
-        l.launch(0, plan, fake_pointers(), 1024, 16384, 256, 1.f, 0.f, true);
+        const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1024, 16384, k, 0, false);
+        l.launch(0, plan, fake_pointers(), 1024, 16384, k, 1.f, 0.f, true);
         return dev.launches_;
     };
     const std::vector<Launch> s = run(Accum::Promoted, 132);
@@ -298,12 +298,14 @@ TEST(LaunchOverlap, PromotedPpLaunchesInSlabsOnlyTheFirstPrepassEarly) {
         EXPECT_FALSE(s[i + 1].early);
     }
     EXPECT_EQ(run(Accum::Exact, 132).size(), 2u);     // the exact kernel: whole
-    EXPECT_EQ(run(Accum::Promoted, 114).size(), 2u);  // 128 tiles a slab on 114 SMs: two waves, 56% full
+    EXPECT_EQ(run(Accum::Promoted, 114).size(), 2u);  // 128 tiles a slab on 114 SMs: every width adds waves
+    EXPECT_EQ(run(Accum::Promoted, 132, 4096).size(), 2u);  // K below kPpSlabMinK: whole
     setenv("F4GEMM_PP_SLAB_N", "0", 1);
     EXPECT_EQ(run(Accum::Promoted, 132).size(), 2u);
     setenv("F4GEMM_PP_SLAB_N", "4096", 1);
     EXPECT_EQ(run(Accum::Promoted, 132).size(), 8u);
-    EXPECT_EQ(run(Accum::Exact, 132).size(), 8u);  // the knob applies to every sm90pp1 launch
+    EXPECT_EQ(run(Accum::Exact, 132).size(), 8u);          // the knob applies to every sm90pp1 launch
+    EXPECT_EQ(run(Accum::Promoted, 132, 512).size(), 8u);  // and at any K
     setenv("F4GEMM_PP_SLAB_N", "100", 1);
     try {
         run(Accum::Promoted, 132);
