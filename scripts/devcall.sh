@@ -9,8 +9,6 @@
 # On the build machine, before and after a call that carries build/ (the carry holds 64 MiB):
 #   bash scripts/devcall.sh carry-prep      moves the dev kernels' PTX and CMakeFiles/ out of build/ (to /tmp/f4gemm_carry)
 #   bash scripts/devcall.sh carry-restore   puts them back
-#   bash scripts/devcall.sh abtest DIR REGEX  abtest/DIR: a manifest of build/'s sm90a kernels whose code object
-#                                           matches REGEX (their rows and cubins), for `f4gemm tune --co-dir abtest/DIR`
 O=${OUT:-/tmp/out}
 devcall_link_build() {  # CTest and the binaries hold the build machine's checkout path: make it this checkout
     local src
@@ -51,16 +49,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
             rm -rf "$d" && mv "$stash/cmf/$d" "$d"
         done
         rm -rf "$stash" ;;
-    abtest)
-        [ $# -eq 3 ] || { echo "usage: bash scripts/devcall.sh abtest DIR REGEX" >&2; exit 2; }
-        man=build/kernels/sm90a/f4gemm_bf16_per1x32Fp4.csv
-        rm -rf "abtest/$2" && mkdir -p "abtest/$2"
-        (head -1 $man; tail -n +2 $man | grep -E "$3") > "abtest/$2/f4gemm_bf16_per1x32Fp4.csv"
-        tail -n +2 "abtest/$2/f4gemm_bf16_per1x32Fp4.csv" | cut -d, -f6 | while read -r c; do
-            cp "build/kernels/sm90a/$c" "abtest/$2/"
-        done
-        build/cli/f4gemm --co-dir "abtest/$2" --list | head -1 ;;
-    *) echo "usage: bash scripts/devcall.sh carry-prep|carry-restore|abtest DIR REGEX (or source it in a device-call script)" >&2
+    *) echo "usage: bash scripts/devcall.sh carry-prep|carry-restore (or source it in a device-call script)" >&2
        exit 2 ;;
     esac
 fi
