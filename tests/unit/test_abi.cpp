@@ -10,6 +10,7 @@
 
 #include "f4gemm/abi.hpp"
 #include "f4gemm/error.hpp"
+#include "test_util.hpp"
 
 using namespace f4gemm;
 
@@ -302,14 +303,9 @@ KernelConfig pp_128x128() {
     return k;
 }
 
-// Device pointers of a pp launch, made up (the plan never dereferences them)
+// Device pointers of a pp launch, made up (the plan never dereferences them), with a workspace
 DevicePointers pp_pointers() {
-    DevicePointers ptr;
-    ptr.d = 0xd000;
-    ptr.a = 0xa000;
-    ptr.b = 0xb000;
-    ptr.scale_a = 0x5a00;
-    ptr.scale_b = 0x5b00;
+    DevicePointers ptr = test::made_up_pointers();
     ptr.workspace = 0x7f0000100000ull;
     return ptr;
 }

@@ -77,15 +77,6 @@ Manifest with_abi(Manifest m, KernelAbi abi) {
 }
 
 // The launches of one GEMM (64 x 1024 x 4096, `log2_k_split`) with `pdl` asked.
-// Operand addresses for a RecordingDevice launch (never dereferenced).
-DevicePointers fake_pointers() {
-    DevicePointers ptr;
-    ptr.a = 0x100;
-    ptr.scale_a = 0x200;
-    ptr.b = 0x300;
-    ptr.d = 0x400;
-    return ptr;
-}
 
 std::vector<Launch> launches(const Manifest& m, bool declares, bool pdl, int log2_k_split = 0,
                              int* memsets = nullptr) {
@@ -93,7 +84,7 @@ std::vector<Launch> launches(const Manifest& m, bool declares, bool pdl, int log
     Launcher l(dev, m);
     const KernelConfig& kc = m.kernels.at(0);
     const LaunchPlan plan = make_launch_plan(kc, 64, 1024, 4096, log2_k_split, false);
-    const DevicePointers ptr = fake_pointers();
+    const DevicePointers ptr = test::made_up_pointers();
     l.launch(0, plan, ptr, 64, 1024, 4096, 1.f, 0.f, pdl);
     l.launch(0, plan, ptr, 64, 1024, 4096, 1.f, 0.f, pdl);  // the flag is read once, at load
     EXPECT_EQ(dev.asked_, std::vector<std::string>{F4GEMM_PDL_SYMBOL});
@@ -229,7 +220,7 @@ TEST(LaunchOverlap, AMemsetAheadMakesTheFirstKernelPlain) {
     Launcher big(dev, m);
     const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1088, 524288, 4096, 1, false);
     ASSERT_GT(plan.counter_slots, Launcher::kCounterSlots);
-    const DevicePointers ptr = fake_pointers();
+    const DevicePointers ptr = test::made_up_pointers();
     big.launch(0, plan, ptr, 1088, 524288, 4096, 1.f, 0.f, true);
     EXPECT_EQ(dev.memsets_, 1);  // the workspace (partials and counters), before the launch
     ASSERT_EQ(dev.launches_.size(), 1u);
@@ -282,7 +273,7 @@ TEST(LaunchOverlap, PromotedPpLaunchesInSlabsOnlyTheFirstPrepassEarly) {
         RecordingDevice dev(true, num_cu);
         Launcher l(dev, m);
         const LaunchPlan plan = make_launch_plan(m.kernels.at(0), 1024, 16384, k, 0, false);
-        l.launch(0, plan, fake_pointers(), 1024, 16384, k, 1.f, 0.f, true);
+        l.launch(0, plan, test::made_up_pointers(), 1024, 16384, k, 1.f, 0.f, true);
         return dev.launches_;
     };
     const std::vector<Launch> s = run(Accum::Promoted, 132);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "f4gemm/abi.hpp"
 #include "f4gemm/formats.hpp"
 #include "f4gemm/manifest.hpp"
 #include "f4gemm/operands.hpp"
@@ -38,6 +39,18 @@ inline Manifest one_kernel_manifest(const std::filesystem::path& dir, const std:
         "layout\n" +
             row + "\n",
         (dir / "f4gemm_bf16_per1x32Fp4.csv").string());
+}
+
+// Device pointers for a launch that never dereferences them (a plan, an argument block, a recording device):
+// D, A, B and both scales made up, no C, no workspace.
+inline DevicePointers made_up_pointers() {
+    DevicePointers ptr;
+    ptr.d = 0xd000;
+    ptr.a = 0xa000;
+    ptr.b = 0xb000;
+    ptr.scale_a = 0x5a00;
+    ptr.scale_b = 0x5b00;
+    return ptr;
 }
 
 }  // namespace f4gemm::test
