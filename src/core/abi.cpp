@@ -208,6 +208,11 @@ F4gemmSm90Args make_sm90_args(const LaunchPlan& p, const DevicePointers& ptr, in
     return s;
 }
 
+// A slab width make_pp_slab_launches takes: whole tiles of kc, whole W groups of 16 rows.
+static bool pp_slab_fits(const KernelConfig& kc, int w) {
+    return w > 0 && kc.tile_n > 0 && w % kc.tile_n == 0 && w % 16 == 0;
+}
+
 int pp_slab_width(const KernelConfig& kc, int m, int n, int k, int sms) {
     if (kc.abi != KernelAbi::Sm90pp1 || kc.accum != Accum::Promoted || m <= 0 || n <= 0 || k < kPpSlabMinK ||
         sms <= 0 || kc.tile_m <= 0 || kc.tile_n <= 0)
@@ -219,7 +224,7 @@ int pp_slab_width(const KernelConfig& kc, int m, int n, int k, int sms) {
     };
     const long whole = waves(n);
     for (int w = kPpSlabMinWidth; w <= kPpSlabMaxWidth && w < n; w += kPpSlabStep) {
-        if (w % kc.tile_n != 0 || w % 16 != 0) continue;
+        if (!pp_slab_fits(kc, w)) continue;
         const long slabbed = long(n / w) * waves(w) + (n % w != 0 ? waves(n % w) : 0);
         if (slabbed <= whole) return w;
     }
@@ -232,7 +237,7 @@ std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const De
     if (kc.abi != KernelAbi::Sm90pp1)
         throw Error(Errc::InvalidArgument, "kernel " + kc.co_name + " (got abi " + to_string(kc.abi) +
                                                "): N slabs are for sm90pp1 kernels only; run it unslabbed");
-    if (slab_n <= 0 || slab_n % kc.tile_n != 0 || slab_n % 16 != 0)
+    if (!pp_slab_fits(kc, slab_n))
         throw Error(Errc::InvalidArgument, "N slab (got " + std::to_string(slab_n) + ") for kernel " +
                                                kc.co_name + ": use a positive multiple of its tile_n (" +
                                                std::to_string(kc.tile_n) + ") and of 16");
