@@ -271,7 +271,7 @@ int run(const RunOptions& o) try {
             say("pre-pass {}{}: grid = ({}, {}, {}) x {} threads, workspace {} bytes", kc.knl_name,
                 kPrepassSuffix, plan.pre_grid.x, plan.pre_grid.y, plan.pre_grid.z, plan.pre_block.x,
                 plan.workspace_bytes);
-        if (const int w = pp_slab_width(kc, m, n, choice.launch_k, choice.num_cu))
+        if (const int w = choice.slab_n)
             say("N slabs: {} of {} columns{}, each its pre-pass and its GEMM (docs/ABI_SM90.md \"N slabs\")",
                 (n + w - 1) / w, w, n % w ? fmt::format(" (the last {})", n % w) : std::string());
         if (o.dry_run) return 0;

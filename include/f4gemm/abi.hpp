@@ -112,6 +112,10 @@ constexpr int kPpSlabMinWidth = 2048;
 constexpr int kPpSlabMaxWidth = 4096;  // the widest measured
 constexpr int kPpSlabStep = 256;
 int pp_slab_width(const KernelConfig& kc, int m, int n, int k, int sms);
+// The slab width a launch of kc at (m, n, k) uses, 0 for one launch: the one answer the launcher runs and
+// --dry-run prints. 0 for kernels other than sm90pp1; else lab_n where lab_n >= 0 (F4GEMM_PP_SLAB_N, read by
+// lab_pp_slab_n in the driver; 0 = none), otherwise pp_slab_width's; a width at or above N is one launch.
+int pp_launch_slab_n(const KernelConfig& kc, int m, int n, int k, int sms, int lab_n);
 // Throws InvalidArgument unless kc is sm90pp1 and slab_n a positive multiple of kc.tile_n and of 16.
 // One slab when slab_n >= n. `k` is the launch's K (W's padded K).
 std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,

@@ -47,6 +47,8 @@ struct Choice {
     int num_cu = 0, bpreshuffle = 0, splitk = 0;  // the query the policy answered
     int launch_k = 0;  // the K the kernel sees: round_up(K, 256) for the packed-weight kernels
     LaunchPlan plan;   // GPU backends
+    int slab_n =
+        0;  // sm90pp1: the N-slab width of the launch on num_cu SMs (pp_launch_slab_n), 0: one launch
     // The request's mode; the chosen kernel's own is manifest().kernels[index].accum (kernel_accum()), which
     // is exact where a promoted request fell back. The CPU backend computes exactly in both modes.
     Accum accum = Accum::Exact;
@@ -156,6 +158,7 @@ private:
     Manifest manifest_;
     TunedTable tuned_;
     int num_cu_ = 0;
+    int lab_slab_n_ = -1;  // F4GEMM_PP_SLAB_N (lab_pp_slab_n), read once
     bool packed_weight_ = false;
     std::unique_ptr<Launcher> launcher_;
     void launch_util(void* fn, size_t grid, const void* args, size_t bytes, uint64_t stream);

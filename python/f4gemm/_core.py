@@ -220,8 +220,9 @@ class Session:
     def select(self, m: int, n: int, k: int, accum: str = "exact") -> Dict[str, Any]:
         """The kernel the policy picks for an m x n x k GEMM in accumulation mode `accum` (the tuned table, else the
         heuristic): a dict with kernel (its file name; None on the CPU backend), index, log2_k_split, tuned,
-        launch_k, workspace_bytes, accum (the request's mode) and kernel_accum (the chosen kernel's: exact where a
-        promoted request found no promoted kernel for the shape, and on the CPU backend)."""
+        launch_k, workspace_bytes, num_cu (the SM count the policy answered for), slab_n (the N-slab width the launch
+        runs, 0 for one launch: docs/ABI_SM90.md "N slabs"), accum (the request's mode) and kernel_accum (the chosen
+        kernel's: exact where a promoted request found no promoted kernel for the shape, and on the CPU backend)."""
         return self._s.select(int(m), int(n), int(k), _check_accum(accum))
 
     def synchronize(self) -> None:

@@ -171,6 +171,8 @@ public:
         d["tuned"] = c.tuned;
         d["launch_k"] = c.launch_k;
         d["workspace_bytes"] = size_t(c.plan.workspace_bytes);
+        d["num_cu"] = c.num_cu;
+        d["slab_n"] = c.slab_n;
         return d;
     }
 

@@ -231,6 +231,12 @@ int pp_slab_width(const KernelConfig& kc, int m, int n, int k, int sms) {
     return 0;
 }
 
+int pp_launch_slab_n(const KernelConfig& kc, int m, int n, int k, int sms, int lab_n) {
+    if (kc.abi != KernelAbi::Sm90pp1) return 0;
+    const int w = lab_n >= 0 ? lab_n : pp_slab_width(kc, m, n, k, sms);
+    return w > 0 && n > w ? w : 0;
+}
+
 std::vector<PpSlabLaunch> make_pp_slab_launches(const KernelConfig& kc, const DevicePointers& ptr, int m,
                                                 int n, int k, float alpha, float beta, bool has_c,
                                                 int slab_n) {

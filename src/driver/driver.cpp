@@ -257,17 +257,20 @@ Launcher::Launcher(Device& dev, Manifest manifest)
                             "'): set it to 0 (the workspace memset) or 1, or unset it");
         split_counters_ = s == "1";
     }
-    // Lab knob (PERF.md entry 79): F4GEMM_PP_SLAB_N=W runs every sm90pp1 GEMM wider than W in N slabs of W
-    // columns (make_pp_slab_launches), 0 none, instead of the plan's width (pp_slab_width)
-    if (const char* v = env("F4GEMM_PP_SLAB_N")) {
-        char* end = nullptr;
-        const long w = std::strtol(v, &end, 10);
-        if (*end || w < 0 || w > (1L << 30) || w % 256 != 0)
-            throw Error(Errc::InvalidArgument,
-                        std::string("F4GEMM_PP_SLAB_N (got '") + v +
-                            "'): set it to a multiple of 256 (0: no slabs), or unset it");
-        pp_slab_n_ = int(w);
-    }
+    pp_slab_n_ = lab_pp_slab_n();
+}
+
+// Lab knob (PERF.md entry 79): F4GEMM_PP_SLAB_N=W runs every sm90pp1 GEMM wider than W in N slabs of W
+// columns (make_pp_slab_launches), 0 none, instead of pp_slab_width's width (pp_launch_slab_n)
+int lab_pp_slab_n() {
+    const char* v = env("F4GEMM_PP_SLAB_N");
+    if (!v) return -1;
+    char* end = nullptr;
+    const long w = std::strtol(v, &end, 10);
+    if (end == v || *end || w < 0 || w > (1L << 30) || w % 256 != 0)
+        throw Error(Errc::InvalidArgument, std::string("F4GEMM_PP_SLAB_N (got '") + v +
+                                               "'): set it to a multiple of 256 (0: no slabs), or unset it");
+    return int(w);
 }
 
 Launcher::~Launcher() {
@@ -368,10 +371,8 @@ void Launcher::launch(int index, const LaunchPlan& plan, DevicePointers ptr, int
     // kernel after its own pre-pass launches plainly: overlapping them measured 2-4% slower (PERF.md entry
     // 38).
     const bool early = pdl && pdl_ok_[size_t(index)] && !plan.zero_out && !zero_workspace;
-    const int slab_n = kc.abi != KernelAbi::Sm90pp1 ? 0
-                       : pp_slab_n_ >= 0            ? pp_slab_n_
-                                                    : pp_slab_width(kc, m, n, k, dev_.props().num_cu);
-    if (slab_n > 0 && n > slab_n) {
+    const int slab_n = pp_launch_slab_n(kc, m, n, k, dev_.props().num_cu, pp_slab_n_);
+    if (slab_n > 0) {
         // N slabs: pre-pass and GEMM per slab, in stream order on the one workspace; only the first pre-pass
         // may start early
         bool first = true;

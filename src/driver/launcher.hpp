@@ -14,6 +14,11 @@
 
 namespace f4gemm {
 
+// F4GEMM_PP_SLAB_N (lab knob, PERF.md entry 79): the N-slab width it sets for every sm90pp1 launch (0: none),
+// -1 where unset; a value that is not a multiple of 256 throws InvalidArgument naming the fix. The Launcher
+// and the Session each read it once, at construction, and pass it to pp_launch_slab_n.
+int lab_pp_slab_n();
+
 // Launches manifest kernels on device pointers the caller owns (plain layouts or the kernel's,
 // as its manifest row says): loads each code object once, keeps the split-K workspace, fills the
 // argument blob. Used by GpuGemm, `f4gemm tune` and the C API that bench/ calls.
@@ -70,7 +75,7 @@ private:
     size_t workspace_bytes_ = 0;
     DevPtr counters_ = 0;  // sm90v1 split-K tile counters, kCounterSlots uint32s, zero between launches
     bool split_counters_ = true;  // F4GEMM_SPLIT_COUNTERS=0 (lab): the workspace memset instead
-    int pp_slab_n_ = -1;          // F4GEMM_PP_SLAB_N (lab): the sm90pp1 slab width; -1: pp_slab_width's
+    int pp_slab_n_ = -1;          // lab_pp_slab_n(): F4GEMM_PP_SLAB_N, -1 unset (pp_launch_slab_n's lab_n)
     // (is_b, packed, scales, rows, k, b layout, scale layout) -> image
     using ImageKey = std::tuple<bool, const void*, const void*, size_t, size_t, int, int>;
     bool image_cache_ = false;

@@ -740,6 +740,7 @@ Session::Session(const SessionOptions& o) {
               : dev_          ? dev_->props().num_cu
               : want_manifest ? default_num_cu(manifest_)
                               : 0;
+    lab_slab_n_ = lab_pp_slab_n();
     if (dev_) launcher_ = std::make_unique<Launcher>(*dev_, manifest_);
 }
 
@@ -816,6 +817,7 @@ Choice Session::select(const GemmRequest& r) const {
                         kc.co_name, r.k, r.n));
     c.launch_k = kernel_k(kc, r.k);
     c.plan = make_launch_plan(kc, r.m, r.n, c.launch_k, c.log2_k_split, r.has_c);
+    c.slab_n = pp_launch_slab_n(kc, r.m, r.n, c.launch_k, num_cu_, lab_slab_n_);
     return c;
 }
 

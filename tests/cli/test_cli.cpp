@@ -693,6 +693,43 @@ TEST(Cli, AccumSelectsPerModeAndExplainsTheFallback) {
     EXPECT_NE(r.out.find("dec.cubin exact\n"), std::string::npos) << r.out;
 }
 
+// --dry-run prints the N slabs the launch would run (Choice::slab_n, pp_launch_slab_n): the rule's width, or
+// F4GEMM_PP_SLAB_N's where set, as the launcher does.
+TEST(Cli, DryRunNamesTheSlabsOfTheLaunch) {
+    TempDir t;
+    write_accum_manifest(t);
+    const std::string co = "--dry-run --num-cu 132 --co-dir " + (t / "") + " -m 4096 -n 8192 -k 8192 ";
+    const std::string unset = "env -u F4GEMM_PP_SLAB_N";
+    // the rule: 2048 columns (4 slabs of 512 tiles, 4 waves each: 16, as the unslabbed 15.5)
+    Result r = f4(co + "--accum promoted", unset);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("[f4gemm] N slabs: 4 of 2048 columns, each its pre-pass and its GEMM"),
+              std::string::npos)
+        << r.out;
+    r = f4(co + "--accum promoted", "F4GEMM_PP_SLAB_N=0");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out.find("N slabs"), std::string::npos) << r.out;
+    r = f4(co + "--accum promoted", "F4GEMM_PP_SLAB_N=3072");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("[f4gemm] N slabs: 3 of 3072 columns (the last 2048), each"), std::string::npos)
+        << r.out;
+    // the exact pp kernel: no slabs by the rule, the knob's where set
+    r = f4(co, unset);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("kernel pp.cubin"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("N slabs"), std::string::npos) << r.out;
+    r = f4(co, "F4GEMM_PP_SLAB_N=4096");
+    EXPECT_NE(r.out.find("[f4gemm] N slabs: 2 of 4096 columns, each"), std::string::npos) << r.out;
+    // a kernel without slabs ignores the knob
+    r = f4(co + "-m 16", "F4GEMM_PP_SLAB_N=4096");
+    EXPECT_NE(r.out.find("kernel dec.cubin"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("N slabs"), std::string::npos) << r.out;
+    expect_one_line_error(
+        f4(co, "F4GEMM_PP_SLAB_N=100"),
+        "F4GEMM_PP_SLAB_N (got '100'): set it to a multiple of 256 (0: no slabs), or unset it");
+    expect_one_line_error(f4(co, "F4GEMM_PP_SLAB_N=wide"), "F4GEMM_PP_SLAB_N (got 'wide')");
+}
+
 TEST(CliBadInput, AccumFlag) {
     expect_one_line_error(f4("--backend cpu --accum fast"),
                           "accum 'fast': unknown mode: pass exact or promoted");

@@ -216,8 +216,14 @@ def test_select_and_kernels_per_accum_mode():
             assert next(x for x in ks if x["name"] == pr["kernel"])["accum"] == pr["kernel_accum"]
         if ex["kernel"] is None:  # no kernels: the CPU backend, exact in both modes
             assert pr["kernel"] is None and pr["kernel_accum"] == "exact"
+        assert ex["slab_n"] == 0, (m, ex)  # the exact pre-pass kernel is never slabbed by the rule
     if any(x["accum"] == "promoted" for x in ks):
         assert f4gemm.select(8192, 8192, 8192, accum="promoted")["kernel_accum"] == "promoted"
+        # N slabs (docs/ABI_SM90.md): the promoted pre-pass kernel at 1024 x 16384^2 on 132 SMs, 8 slabs of 2048
+        pr = f4gemm.select(1024, 16384, 16384, accum="promoted")
+        if pr["kernel"] == "f4gemm_sm90a_pp_128x128_p.cubin" and pr["num_cu"] == 132 and \
+                "F4GEMM_PP_SLAB_N" not in os.environ:
+            assert pr["slab_n"] == 2048, pr
         assert f4gemm.select(1, 16384, 16384, accum="promoted")["kernel_accum"] == "exact"  # decode: fallback
     s = f4gemm.Session("cpu")
     assert s.select(5, 70, 96, accum="promoted")["kernel_accum"] == "exact"

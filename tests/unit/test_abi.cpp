@@ -534,6 +534,23 @@ TEST(Abi, PpSlabWidthAddsNoWaveOnPromotedKernelsOnly) {
     EXPECT_EQ(pp_slab_width(v1, 1024, 16384, 8192, 132), 0);  // not sm90pp1
 }
 
+// The width a launch uses (the launcher's and --dry-run's one answer): the rule, or the lab knob's value.
+TEST(Abi, PpLaunchSlabNIsTheRuleOrTheLabKnob) {
+    KernelConfig k = pp_128x128();
+    k.accum = Accum::Promoted;
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 16384, 8192, 132, -1), 2048);  // unset: pp_slab_width's
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 16384, 8192, 132, 0), 0);      // 0: none
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 16384, 8192, 132, 4096), 4096);
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 4096, 8192, 132, 4096), 0);     // not below N: one launch
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 4097, 8192, 132, 4096), 4096);  // a ragged last slab of one column
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 16384, 512, 132, 1024), 1024);  // the knob ignores the rule's K floor
+    k.accum = Accum::Exact;
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 16384, 8192, 132, -1), 0);       // the rule: promoted only
+    EXPECT_EQ(pp_launch_slab_n(k, 1024, 16384, 8192, 132, 2048), 2048);  // the knob: any sm90pp1 kernel
+    KernelConfig v1 = kernel(128, 128, 0, 0);
+    EXPECT_EQ(pp_launch_slab_n(v1, 1024, 16384, 8192, 132, 2048), 0);  // not sm90pp1: never slabbed
+}
+
 TEST(Abi, AiterBlobIsThePrefix) {
     const KernelConfig k = kernel(256, 256, 0, 0);
     const LaunchPlan p = make_launch_plan(k, 17, 512, 256, 0, false);
