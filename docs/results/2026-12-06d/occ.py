@@ -34,4 +34,4 @@ cfg = Cfg(128, 8, 1, threads, 1, 1, smem, None, None, 0)
 ck(cu.cuOccupancyMaxActiveClusters(C.byref(n), fn, C.byref(cfg)), "cuOccupancyMaxActiveClusters")
 sms = C.c_int()
 ck(cu.cuDeviceGetAttribute(C.byref(sms), 16, dev), "SM count")  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-print(f"{name.decode()}: {n.value} clusters of 2 at once ({2 * n.value} CTAs) on {sms.value} SMs")
+print(f"{name.decode()}: {n.value} clusters at once on {sms.value} SMs (grid 128 x 8 of {threads} threads, {smem} bytes)")
