@@ -97,6 +97,14 @@
 #ifndef F4GEMM_DEC_UWG
 #define F4GEMM_DEC_UWG 0
 #endif
+// Lab knob, never in kernels.json (wrong results by design): DEC_PROBE_TS 1 makes thread 0 of each CTA take
+// %globaltimer at entry and exit and clock64 after the start-up, after the main loop and after the epilogue, and
+// write them over the first 32 outputs of its tile's first row (one byte each, as bf16 integers 0..255, so that a
+// D.npy of the run carries them exactly): the phases of a launch per CTA, the start-up residue of issue 17
+// split (docs/PERF.md entry 85; scripts/dec_timeline.py reads them). Unsplit tiles of at least 32 columns only.
+#ifndef F4GEMM_DEC_PROBE_TS
+#define F4GEMM_DEC_PROBE_TS 0
+#endif
 
 namespace {
 using namespace f4gemm::sm90;
@@ -114,6 +122,18 @@ constexpr int kRw = kWG ? kR / 4 : kR;        // 16-row groups per warp
 constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
 constexpr bool kSplit = F4GEMM_DEC_SPLIT != 0;
 constexpr bool kEarly = F4GEMM_DEC_EARLY != 0;
+constexpr bool kProbeTs = F4GEMM_DEC_PROBE_TS != 0;
+static_assert(!kProbeTs || (!kSplit && TILE_N >= 32), "DEC_PROBE_TS: unsplit tiles of 32 columns or more");
+__device__ __forceinline__ uint64_t global_timer_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ uint32_t sm_id() {
+    uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
 // What a call of the main loop does: All (initialise the ring, fill it, run), or the three parts of
 // DEC_EARLY 1: Prime (initialise and fill, before the start-up is computed), Run (the loop on the primed
 // ring) and Drain (instead of Run, on the exact path: wait for the primed slots' copies).
@@ -740,6 +760,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     pdl_wait();
+    uint64_t probe_g0 = 0, probe_c0 = 0, probe_c[3] = {0, 0, 0};  // DEC_PROBE_TS
+    if (kProbeTs && threadIdx.x == 0) {
+        probe_g0 = global_timer_ns();
+        probe_c0 = clock64();
+    }
     extern __shared__ __align__(16) uint8_t smem[];
     float* red = reinterpret_cast<float*>(smem);              // [kWarps][TILE_M][kRedPitch] fp32 partials
     int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows ([TILE_N] B rows: unused)
@@ -808,6 +833,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         finish_split();
         return;
     }
+    if (kProbeTs && threadIdx.x == 0) probe_c[0] = clock64();  // the start-up done (after its barrier)
     const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]
     const uint32_t kB = f4gemm::dec_scale_bias(refB);
 
@@ -827,6 +853,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 
     pdl_trigger();    // the main loop is done: the next kernel on the stream may be scheduled
     __syncthreads();  // the partials below overwrite the ring of other warps
+    if (kProbeTs && threadIdx.x == 0) probe_c[1] = clock64();  // every warp's main loop done
     // Partials -> shared memory: acc[r][h][i] is output (m = 8h + 2t + i%2, n = 16rg + g + 8(i/2)) with
     // rg = r (DEC_WG 0) or the warp's r-th group q + 4r (DEC_WG 1: the other rows of its slice stay
     // unwritten).
@@ -860,6 +887,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         store_value(p, geo, m0 + m, n0 + n, v);
     }
     finish_split();
+    if constexpr (kProbeTs) {  // after the tile's own stores (the barrier orders them before these)
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            probe_c[2] = clock64();
+            const uint64_t g1 = global_timer_ns();
+            uint32_t w[8] = {uint32_t(probe_g0), uint32_t(probe_g0 >> 32), uint32_t(g1), uint32_t(g1 >> 32),
+                             uint32_t(probe_c[0] - probe_c0), uint32_t(probe_c[1] - probe_c0),
+                             uint32_t(probe_c[2] - probe_c0), sm_id()};
+            uint16_t* d = reinterpret_cast<uint16_t*>(p.D) + (size_t)m0 * p.ldd + n0;
+            for (int i = 0; i < 32; ++i)  // byte i as a bf16 integer: the high half of its fp32
+                d[i] = uint16_t(__float_as_uint(float((w[i / 4] >> (8 * (i % 4))) & 0xFFu)) >> 16);
+        }
+    }
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif
