@@ -227,6 +227,13 @@ def test_tune_subset_refuses_what_it_cannot_tune(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("tune_subset.sh: no ")
     assert not log.exists()
+    # --make DIR REGEX (the restricted directory alone, for a device call to carry)
+    r = subprocess.run(["bash", script, "--make", str(tmp_path / "d")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("tune_subset.sh: usage: scripts/tune_subset.sh --make DIR REGEX")
+    r = subprocess.run(["bash", script, "--make", str(tmp_path / "d"), "no_such_kernel_xyz"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and r.stderr.startswith("tune_subset.sh: no ")
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_late_log_is_read_last_without_the_lab_filters(script, tmp_path):
