@@ -47,8 +47,8 @@ struct Choice {
     int num_cu = 0, bpreshuffle = 0, splitk = 0;  // the query the policy answered
     int launch_k = 0;  // the K the kernel sees: round_up(K, 256) for the packed-weight kernels
     LaunchPlan plan;   // GPU backends
-    int slab_n =
-        0;  // sm90pp1: the N-slab width of the launch on num_cu SMs (pp_launch_slab_n), 0: one launch
+    // sm90pp1: the N-slab width of the launch on num_cu SMs (pp_launch_slab_n), 0: one launch
+    int slab_n = 0;
     // The request's mode; the chosen kernel's own is manifest().kernels[index].accum (kernel_accum()), which
     // is exact where a promoted request fell back. The CPU backend computes exactly in both modes.
     Accum accum = Accum::Exact;
