@@ -98,10 +98,11 @@
 #define F4GEMM_DEC_UWG 0
 #endif
 // Lab knob, never in kernels.json (wrong results by design): DEC_PROBE_TS 1 makes thread 0 of each CTA take
-// %globaltimer at entry and exit and clock64 after the start-up, after the main loop and after the epilogue, and
-// write them over the first 32 outputs of its tile's first row (one byte each, as bf16 integers 0..255, so that a
-// D.npy of the run carries them exactly): the phases of a launch per CTA, the start-up residue of issue 17
-// split (docs/PERF.md entry 85; scripts/dec_timeline.py reads them). Unsplit tiles of at least 32 columns only.
+// %globaltimer at entry and exit and clock64 after the start-up, after the main loop and after the epilogue,
+// and write them over the first 32 outputs of its tile's first row (one byte each, as bf16 integers 0..255,
+// so that a D.npy of the run carries them exactly): the phases of a launch per CTA, the start-up residue of
+// issue 17 split (docs/PERF.md entry 85; scripts/dec_timeline.py reads them). Unsplit tiles of at least 32
+// columns only.
 #ifndef F4GEMM_DEC_PROBE_TS
 #define F4GEMM_DEC_PROBE_TS 0
 #endif
@@ -834,6 +835,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         return;
     }
     if (kProbeTs && threadIdx.x == 0) probe_c[0] = clock64();  // the start-up done (after its barrier)
+
     const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]
     const uint32_t kB = f4gemm::dec_scale_bias(refB);
 
@@ -892,9 +894,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         if (threadIdx.x == 0) {
             probe_c[2] = clock64();
             const uint64_t g1 = global_timer_ns();
-            uint32_t w[8] = {uint32_t(probe_g0), uint32_t(probe_g0 >> 32), uint32_t(g1), uint32_t(g1 >> 32),
-                             uint32_t(probe_c[0] - probe_c0), uint32_t(probe_c[1] - probe_c0),
-                             uint32_t(probe_c[2] - probe_c0), sm_id()};
+            uint32_t w[8] = {uint32_t(probe_g0),
+                             uint32_t(probe_g0 >> 32),
+                             uint32_t(g1),
+                             uint32_t(g1 >> 32),
+                             uint32_t(probe_c[0] - probe_c0),
+                             uint32_t(probe_c[1] - probe_c0),
+                             uint32_t(probe_c[2] - probe_c0),
+                             sm_id()};
             uint16_t* d = reinterpret_cast<uint16_t*>(p.D) + (size_t)m0 * p.ldd + n0;
             for (int i = 0; i < 32; ++i)  // byte i as a bf16 integer: the high half of its fp32
                 d[i] = uint16_t(__float_as_uint(float((w[i / 4] >> (8 * (i % 4))) & 0xFFu)) >> 16);
