@@ -98,11 +98,12 @@
 #define F4GEMM_DEC_UWG 0
 #endif
 // Lab knob, never in kernels.json (wrong results by design): DEC_PROBE_TS 1 makes thread 0 of each CTA take
-// %globaltimer at entry and exit and clock64 after the start-up, after the main loop and after the epilogue,
-// and write them over the first 32 outputs of its tile's first row (one byte each, as bf16 integers 0..255,
-// so that a D.npy of the run carries them exactly): the phases of a launch per CTA, the start-up residue of
-// issue 17 split (docs/PERF.md entry 85; scripts/dec_timeline.py reads them). Unsplit tiles of at least 32
-// columns only.
+// %globaltimer at entry and exit and clock64 at five points (the start-up's first barrier, DEC_EARLY 0 only;
+// the start-up done; the main loop done; the warps' partials in shared memory; the epilogue done), and write
+// them with its SM id over the first 40 outputs of its tile's first row (one byte each, as bf16 integers
+// 0..255, so that a D.npy of the run carries them exactly): the phases of a launch per CTA, the start-up
+// residue of issue 17 split (docs/PERF.md entry 85; scripts/dec_timeline.py reads them). Unsplit tiles of at
+// least 48 columns.
 #ifndef F4GEMM_DEC_PROBE_TS
 #define F4GEMM_DEC_PROBE_TS 0
 #endif
@@ -124,7 +125,7 @@ constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
 constexpr bool kSplit = F4GEMM_DEC_SPLIT != 0;
 constexpr bool kEarly = F4GEMM_DEC_EARLY != 0;
 constexpr bool kProbeTs = F4GEMM_DEC_PROBE_TS != 0;
-static_assert(!kProbeTs || (!kSplit && TILE_N >= 32), "DEC_PROBE_TS: unsplit tiles of 32 columns or more");
+static_assert(!kProbeTs || (!kSplit && TILE_N >= 48), "DEC_PROBE_TS: unsplit tiles of 48 columns or more");
 __device__ __forceinline__ uint64_t global_timer_ns() {
     uint64_t t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -761,7 +762,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
 #if F4GEMM_SM90A_ENABLED
     pdl_wait();
-    uint64_t probe_g0 = 0, probe_c0 = 0, probe_c[3] = {0, 0, 0};  // DEC_PROBE_TS
+    uint64_t probe_g0 = 0, probe_c0 = 0, probe_c[5] = {0, 0, 0, 0, 0};  // DEC_PROBE_TS
     if (kProbeTs && threadIdx.x == 0) {
         probe_g0 = global_timer_ns();
         probe_c0 = clock64();
@@ -789,6 +790,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     } else {
         init_cta_words(tid, s_cta);
         __syncthreads();
+        if (kProbeTs && threadIdx.x == 0) probe_c[0] = clock64();  // the start-up's first barrier
         // A rows: scale scan over the whole K (8 lanes per row, loads unrolled so that a few memory latencies
         // cover it), a reference each. B rows: one summary word each from their group's frag16s header
         // (largest and smallest exponent, NaN presence), no scan (docs/PERF.md entry 17). B rows add to the
@@ -834,7 +836,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         finish_split();
         return;
     }
-    if (kProbeTs && threadIdx.x == 0) probe_c[0] = clock64();  // the start-up done (after its barrier)
+    if (kProbeTs && threadIdx.x == 0) probe_c[1] = clock64();  // the start-up done (after its barrier)
 
     const int refB = s_cta[1] - kWindow;  // 2^(e - refB) in [2^-87, 2^13]
     const uint32_t kB = f4gemm::dec_scale_bias(refB);
@@ -855,7 +857,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 
     pdl_trigger();    // the main loop is done: the next kernel on the stream may be scheduled
     __syncthreads();  // the partials below overwrite the ring of other warps
-    if (kProbeTs && threadIdx.x == 0) probe_c[1] = clock64();  // every warp's main loop done
+    if (kProbeTs && threadIdx.x == 0) probe_c[2] = clock64();  // every warp's main loop done
     // Partials -> shared memory: acc[r][h][i] is output (m = 8h + 2t + i%2, n = 16rg + g + 8(i/2)) with
     // rg = r (DEC_WG 0) or the warp's r-th group q + 4r (DEC_WG 1: the other rows of its slice stay
     // unwritten).
@@ -871,6 +873,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
                 mine[(8 * h + 2 * t + (i % 2)) * kRedPitch + 16 * rg + g + 8 * (i / 2)] = acc[r][h][i];
     }
     __syncthreads();
+    if (kProbeTs && threadIdx.x == 0) probe_c[3] = clock64();  // the partials in shared memory
     // Sum over warps in order; v = sum * 2^(refA - 127) * 2^(refB - 127 + 14) (bit-plane B is e2m1 * 2^-14).
     const float qnan = __int_as_float(0x7FC00000);
     for (int idx = tid; idx < TILE_M * TILE_N; idx += kThreads) {
@@ -892,18 +895,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     if constexpr (kProbeTs) {  // after the tile's own stores (the barrier orders them before these)
         __syncthreads();
         if (threadIdx.x == 0) {
-            probe_c[2] = clock64();
+            probe_c[4] = clock64();
             const uint64_t g1 = global_timer_ns();
-            uint32_t w[8] = {uint32_t(probe_g0),
-                             uint32_t(probe_g0 >> 32),
-                             uint32_t(g1),
-                             uint32_t(g1 >> 32),
-                             uint32_t(probe_c[0] - probe_c0),
-                             uint32_t(probe_c[1] - probe_c0),
-                             uint32_t(probe_c[2] - probe_c0),
-                             sm_id()};
+            uint32_t w[10] = {uint32_t(probe_g0), uint32_t(probe_g0 >> 32), uint32_t(g1), uint32_t(g1 >> 32),
+                              sm_id()};
+            for (int q = 0; q < 5; ++q)  // cycles from entry; 0: a point this build does not pass
+                w[5 + q] = probe_c[q] ? uint32_t(probe_c[q] - probe_c0) : 0u;
             uint16_t* d = reinterpret_cast<uint16_t*>(p.D) + (size_t)m0 * p.ldd + n0;
-            for (int i = 0; i < 32; ++i)  // byte i as a bf16 integer: the high half of its fp32
+            for (int i = 0; i < 40; ++i)  // byte i as a bf16 integer: the high half of its fp32
                 d[i] = uint16_t(__float_as_uint(float((w[i / 4] >> (8 * (i % 4))) & 0xFFu)) >> 16);
         }
     }
