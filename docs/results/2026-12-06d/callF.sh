@@ -17,7 +17,7 @@ PY
 run() {  # kernel tile_n M N K
   ops $3 $4 $5; o=/tmp/ops_$3x$4x$5
   for i in 1 2 3; do
-    f=$O/logs/d_$1_$3x$4x$5_$i
+    f=$O/logs/${CALLF_PREFIX:-d}_$1_$3x$4x$5_$i
     timeout 60 build/cli/f4gemm --backend cuda --co-dir abtest/dt --kernel f4gemm_sm90a_$1_ts.cubin -m $3 -n $4 -k $5 \
         --a $o/a.npy --a-scale $o/sa.npy --b $o/b.npy --b-scale $o/sb.npy \
         --warmup 5 --iters 5 --no-verify --out $f.npy > $f.log 2>&1
