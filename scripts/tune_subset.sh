@@ -19,16 +19,15 @@ if [ "${1:-}" = --make ]; then
         echo "tune_subset.sh: usage: scripts/tune_subset.sh --make DIR REGEX: pass the folder to write and a kernel-name regex" >&2
         exit 2
     fi
-    make_dir=$2
+    make_dir=$2 regex=$3
+else
+    if [ $# -lt 3 ]; then
+        echo "tune_subset.sh: usage: scripts/tune_subset.sh REGEX OUT.log --shape MxNxK [...]: pass a kernel-name regex, a log path and the tune arguments" >&2
+        exit 2
+    fi
+    regex=$1 log=$2
     shift 2
-    set -- "$1" "" --make
 fi
-if [ $# -lt 3 ]; then
-    echo "tune_subset.sh: usage: scripts/tune_subset.sh REGEX OUT.log --shape MxNxK [...]: pass a kernel-name regex, a log path and the tune arguments" >&2
-    exit 2
-fi
-regex=$1 log=$2
-shift 2
 S=build/kernels/sm90a D=build/kernels/sm90a/dev
 [ -f "$S/f4gemm_bf16_per1x32Fp4.csv" ] || { echo "tune_subset.sh: no manifest in $S: build first (scripts/build.sh)" >&2; exit 2; }
 if [ -n "$make_dir" ]; then
