@@ -126,16 +126,6 @@ constexpr bool kSplit = F4GEMM_DEC_SPLIT != 0;
 constexpr bool kEarly = F4GEMM_DEC_EARLY != 0;
 constexpr bool kProbeTs = F4GEMM_DEC_PROBE_TS != 0;
 static_assert(!kProbeTs || (!kSplit && TILE_N >= 48), "DEC_PROBE_TS: unsplit tiles of 48 columns or more");
-__device__ __forceinline__ uint64_t global_timer_ns() {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ uint32_t sm_id() {
-    uint32_t s;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-    return s;
-}
 // What a call of the main loop does: All (initialise the ring, fill it, run), or the three parts of
 // DEC_EARLY 1: Prime (initialise and fill, before the start-up is computed), Run (the loop on the primed
 // ring) and Drain (instead of Run, on the exact path: wait for the primed slots' copies).

@@ -49,6 +49,17 @@ __device__ __forceinline__ uint32_t sm_count() {
     asm("mov.u32 %0, %%nsmid;" : "=r"(n));
     return n;
 }
+// The SM this thread runs on, and the GPU's nanosecond timer (the decode kernel's DEC_PROBE_TS timestamps).
+__device__ __forceinline__ uint32_t sm_id() {
+    uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
+__device__ __forceinline__ uint64_t global_timer_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 // Before an mbarrier's shared memory is reused for anything else (no operation may be pending on it).
 __device__ __forceinline__ void mbar_inval(uint64_t* bar) {
     asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
