@@ -245,19 +245,23 @@ __device__ __forceinline__ void store_pair(const Problem& p, const SplitGeometry
 // ptxas keep a copy of it on the stack in every thread from the kernel's start (136-144 bytes of stores
 // before the ring's first copies; PERF.md entry 57).
 // kAImage: an sm90pa1 kernel, whose partials follow the A image in the workspace (partials_after_a_image).
-template <int kTileM, int kTileN, int kThreads, bool kAImage = false, typename Sync>
+// kParts: the tile has `parts` partial slabs (0 .. parts - 1; the CTAs that count on its counter) instead of
+// num_splits: the decode kernel's stream-K (DEC_SK 1), whose tiles have their own segment counts. A template
+// flag, so that every other caller's out-of-line body stays as it was.
+template <int kTileM, int kTileN, int kThreads, bool kAImage = false, bool kParts = false, typename Sync>
 __device__ __noinline__ void splitk_finish(const F4gemmSm90Args& args, int tm, int tn, int tid, int* flag,
-                                           Sync sync) {
+                                           Sync sync, int parts = 0) {
     static_assert(kTileN % 4 == 0, "the finish sums four adjacent columns per thread");
     Problem p = load_problem(args);
     if constexpr (kAImage) p.ws = partials_after_a_image(args, kTileM);
     const SplitGeometry g = split_geometry(p, kTileM, kTileN);
+    const int splits = kParts ? parts : p.splits;
     __threadfence();  // make this thread's partial stores visible device-wide
     sync();
     if (tid == 0) {
         uint32_t* counter = tile_counter(p, g, tm, tn);
         uint32_t old = atomicAdd(counter, 1u);
-        *flag = (old == (uint32_t)(p.splits - 1));
+        *flag = (old == (uint32_t)(splits - 1));
         // The last CTA: every split has counted, so the counter is the tile's alone again: back to 0 for the
         // next launch (which starts after this one ends, or waits for it: pdl_wait).
         if (*flag && p.counters != nullptr) atomicExch(counter, 0u);
@@ -265,7 +269,7 @@ __device__ __noinline__ void splitk_finish(const F4gemmSm90Args& args, int tm, i
     sync();
     if (!*flag) return;
     __threadfence();
-    const int m0 = tm * kTileM, n0 = tn * kTileN, splits = p.splits, M = p.M, N = p.N;
+    const int m0 = tm * kTileM, n0 = tn * kTileN, M = p.M, N = p.N;
     const long slab = (long)g.Mr * (long)g.Nr;
     constexpr int kQuads = kTileM * kTileN / 4;
     // kBatch quads per thread at once, two splits per round: 2 * kBatch 16-byte loads in flight before the

@@ -82,6 +82,24 @@
 #ifndef F4GEMM_DEC_SPLIT
 #define F4GEMM_DEC_SPLIT 0
 #endif
+//   DEC_SK      1 (with DEC_SPLIT 1): stream-K inside the split launch. With S = num_splits >= 2 the CTAs
+//   share
+//               the tiles' 128-K chunks in one run each ([c U / G, (c + 1) U / G) of the U = tiles * K / 128
+//               chunks, tile-major, N tiles fastest) over G = min(SMs * CTAs per SM, S * tiles, the most that
+//               keeps every tile within S segments) CTAs; the launch's first S * tiles - G CTAs leave at
+//               once. A tile whose chunks one CTA holds is stored directly; the segments of a shared tile
+//               write fp32 partials to slabs 0 .. segments - 1 in order and its last CTA sums them
+//               (splitk_finish). S = 1: one CTA per tile, as DEC_SPLIT 0. So every SM streams the weight
+//               where the tiles do not fill them evenly (80 tiles of 128 rows on 132 SMs at N = 10240; issue
+//               17 item 2).
+#ifndef F4GEMM_DEC_SK
+#define F4GEMM_DEC_SK 0
+#endif
+// Lab knob of DEC_SK 1: 0 the working CTAs are the launch's last G (the others, first, leave at once), 1 its
+// first G (the others leave as the SMs free up at the end)
+#ifndef F4GEMM_DEC_SK_LAST
+#define F4GEMM_DEC_SK_LAST 0
+#endif
 //   DEC_EARLY   1: the start-up's own loads (A's scale words of the whole K up to 32768, B's row summaries)
 //               are issued first, then each warp initialises its ring and issues its first DEC_STAGES slots'
 //               copies, then the start-up is computed from the loaded words: the first chunks' DRAM latency
@@ -123,6 +141,9 @@ constexpr int kNWG = kWarps / 4;              // warpgroups (DEC_WG 1)
 constexpr int kRw = kWG ? kR / 4 : kR;        // 16-row groups per warp
 constexpr int kCh = kWG ? F4GEMM_DEC_CH : 1;  // chunks per ring slot
 constexpr bool kSplit = F4GEMM_DEC_SPLIT != 0;
+constexpr bool kSK = F4GEMM_DEC_SK != 0;
+static_assert(!kSK || kSplit,
+              "DEC_SK 1 needs DEC_SPLIT 1 (the split launch's partial slabs and tile counters)");
 constexpr bool kEarly = F4GEMM_DEC_EARLY != 0;
 constexpr bool kProbeTs = F4GEMM_DEC_PROBE_TS != 0;
 static_assert(!kProbeTs || (!kSplit && TILE_N >= 48), "DEC_PROBE_TS: unsplit tiles of 48 columns or more");
@@ -174,6 +195,12 @@ constexpr int kSmemBytes = kUnionBytes + 8 * (TILE_M + TILE_N) + 32;      // + p
 static_assert(kWarps >= 8, "exact_tile needs 256 threads");
 static_assert(kStages >= 2, "ring depth");
 static_assert(kSmemBytes <= 227 * 1024, "sm_90 dynamic shared memory limit");
+// DEC_SK 1: the CTAs an SM holds by shared memory and threads (228 KB, 1 KB reserved per CTA, 2048 threads;
+// src/core/abi.cpp sm90_ctas_per_sm). The register budget could hold fewer; then the runs take a second
+// round, still right.
+constexpr int kCtasPerSm = (228 * 1024) / (kSmemBytes + 1024) < 2048 / kThreads
+                               ? (228 * 1024) / (kSmemBytes + 1024)
+                               : 2048 / kThreads;
 
 // D(16x8, fp32) = A(16x16, f16, row) * B(16x8, f16, col) + C.
 [[maybe_unused]] __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
@@ -365,9 +392,10 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
 // and applies B's block scales in the FFMA as dec_loop does; the slot is refilled once all its chunks are
 // read.
 template <int kNt8, Part kPart>
-__device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, int c0, int c1, int lane, int q,
-                                            int wg, const int* s_ref, uint32_t kB, float (&acc)[kRw][kMt8][4],
-                                            uint8_t* ring, uint64_t* bars, uint8_t* img) {
+__device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, int2 cr, int c0, int c1,
+                                            int lane, int q, int wg, const int* s_ref, uint32_t kB,
+                                            float (&acc)[kRw][kMt8][4], uint8_t* ring, uint64_t* bars,
+                                            uint8_t* img) {
     constexpr int kN = 8 * kNt8;                                        // wgmma N: activation rows
     constexpr int kJB = kRw * kNt8 >= 6 ? 1 : kRw * kNt8 >= 4 ? 2 : 4;  // blocks per wgmma batch
     using Mma = WgmmaE5m2<kN>;
@@ -584,7 +612,6 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
     // stores and the sum over them (two __syncthreads apart) wherever the counts differed, and none with them
     // equal (docs/PERF.md entry 41).
     {
-        const int2 cr = cta_chunks(p);
         const int nch = cr.y - cr.x;
         int most = 0;
 #pragma unroll
@@ -599,31 +626,32 @@ __device__ __forceinline__ void dec_loop_wg(const Problem& p, int m0, int n0, in
     }
 }
 
-// The main loop of one warp: dec_loop (DEC_WG 0) or dec_loop_wg (DEC_WG 1) over its share of the chunks, with
-// the 8-row activation tiles the CTA's rows need. A template so that only the chosen design is instantiated.
+// The main loop of one warp: dec_loop (DEC_WG 0) or dec_loop_wg (DEC_WG 1) over its share of the CTA's chunks
+// cr of its tile, with the 8-row activation tiles the CTA's rows need. A template so that only the chosen
+// design is instantiated.
 template <bool W, Part kPart>
-__device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int warp, int lane,
+__device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int2 cr, int warp, int lane,
                                            const int (&refA)[kMt8], const int* s_ref, uint32_t kB,
                                            float (&acc)[kRw][kMt8][4], uint8_t* smem) {
     uint8_t* ring = smem + warp * kStages * kStageBytes;
     uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
-    const int2 cr = cta_chunks(p);
-    const int cb = cr.x, nch = cr.y - cr.x;  // the CTA's chunks of 128 K: [cb, cb + nch)
+    const int2 crr = kSK ? cr : cta_chunks(p);
+    const int cb = crr.x, nch = crr.y - crr.x;  // the CTA's chunks of 128 K: [cb, cb + nch)
     if constexpr (W) {
         const int wg = F4GEMM_DEC_UWG ? __shfl_sync(0xffffffffu, warp / 4, 0) : warp / 4;
         const int c0 = cb + wg * nch / kNWG, c1 = cb + (wg + 1) * nch / kNWG;
         const uint32_t base = smem_u32(smem);
         uint8_t* img = smem + ((base + kOffImg + 1023u) & ~1023u) - base + wg * 2 * kCh * kImgBytes;
         if (kMt8 == 4 && p.M - m0 > 24) {  // wgmma N: the CTA's real rows in 8-row tiles
-            dec_loop_wg<kMt8 == 4 ? 4 : 1, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring,
-                                                  bars, img);
+            dec_loop_wg<kMt8 == 4 ? 4 : 1, kPart>(p, m0, n0, cr, c0, c1, lane, warp % 4, wg, s_ref, kB, acc,
+                                                  ring, bars, img);
         } else if (kMt8 == 4 && p.M - m0 > 16) {
-            dec_loop_wg<kMt8 == 4 ? 3 : 1, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring,
-                                                  bars, img);
+            dec_loop_wg<kMt8 == 4 ? 3 : 1, kPart>(p, m0, n0, cr, c0, c1, lane, warp % 4, wg, s_ref, kB, acc,
+                                                  ring, bars, img);
         } else if (p.M - m0 > 8) {
-            dec_loop_wg<2, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
+            dec_loop_wg<2, kPart>(p, m0, n0, cr, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
         } else {
-            dec_loop_wg<1, kPart>(p, m0, n0, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
+            dec_loop_wg<1, kPart>(p, m0, n0, cr, c0, c1, lane, warp % 4, wg, s_ref, kB, acc, ring, bars, img);
         }
     } else {
         const int c0 = cb + warp * nch / kWarps, c1 = cb + (warp + 1) * nch / kWarps;
@@ -650,12 +678,12 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
 // DEC_EARLY 1: a ring-only part of the main loops (Prime or Drain), which read no references, scales or
 // accumulators: placeholders for those arguments.
 template <Part kPart>
-__device__ __forceinline__ void ring_part(const Problem& p, int m0, int n0, int warp, int lane,
+__device__ __forceinline__ void ring_part(const Problem& p, int m0, int n0, int2 cr, int warp, int lane,
                                           const int* s_ref, uint8_t* smem) {
     static_assert(kPart == Part::Prime || kPart == Part::Drain, "a part that touches only the ring");
     const int zero_ref[kMt8] = {};
     float no_acc[kRw][kMt8][4];
-    main_loops<kWG, kPart>(p, m0, n0, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
+    main_loops<kWG, kPart>(p, m0, n0, cr, warp, lane, zero_ref, s_ref, 0u, no_acc, smem);
 }
 
 // The CTA's start-up words before any row adds to them: s_cta[0] wide (none yet), s_cta[1] the largest and
@@ -699,8 +727,8 @@ __device__ __forceinline__ void a_row_rule(uint32_t mx, uint32_t mn, uint32_t na
 // rows (8 lanes per row, up to kPre words each) and the B-row threads their group-header summary words; then
 // every warp primes its ring (main_loops' Prime part); then the loaded words are scanned as in the kernel's
 // own start-up (same rule, same results: s_ref, s_nan, s_cta) and the CTA meets at a barrier.
-__device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, int warp, int lane, int tid,
-                                              int* s_ref, int* s_nan, int* s_cta, uint8_t* smem) {
+__device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, int2 cr, int warp, int lane,
+                                              int tid, int* s_ref, int* s_nan, int* s_cta, uint8_t* smem) {
     const bool scan = warp < TILE_M / 4;  // warp-uniform: 4 A rows per warp
     const int sub = lane / 8, part = lane % 8, r = warp * 4 + sub;
     const bool valid = scan && m0 + r < p.M;
@@ -722,7 +750,7 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
         hw = __ldg(reinterpret_cast<const uint32_t*>(
             p.B + (long)(n0 / 16 + bi / 16) * (long)f4gemm::frag16s_group_bytes(p.K) + 4 * (bi % 16)));
     init_cta_words(tid, s_cta);
-    ring_part<Part::Prime>(p, m0, n0, warp, lane, s_ref, smem);
+    ring_part<Part::Prime>(p, m0, n0, cr, warp, lane, s_ref, smem);
     __syncthreads();  // s_cta's initial values
     if (scan) {
         uint32_t mx = 0u, mn = 0xFFFFFFFFu, nan = 0u;
@@ -742,41 +770,30 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
     __syncthreads();
 }
 
-}  // namespace
-
-// The CTA's warps split its K among themselves; DEC_SPLIT 1 also splits K across CTAs (gridDim.z). B from W.
-F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kSplit ? 1 : 0, F4GEMM_ABI_SM90V1,
-                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_EXACT, 0, 0);
-
-extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
-    F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
-#if F4GEMM_SM90A_ENABLED
-    pdl_wait();
-    uint64_t probe_g0 = 0, probe_c0 = 0, probe_c[5] = {0, 0, 0, 0, 0};  // DEC_PROBE_TS
-    if (kProbeTs && threadIdx.x == 0) {
-        probe_g0 = global_timer_ns();
-        probe_c0 = clock64();
-    }
-    extern __shared__ __align__(16) uint8_t smem[];
+// One tile (tm, tn) over the CTA's chunks cr of its K: the start-up, the exact path or the main loops, the
+// warps' partials summed, and the stores: to D, or (p.splits > 1) to partial slab p.slab, the tile's last CTA
+// summing them (p.splits slabs; splitk_finish). probe_*: DEC_PROBE_TS's entry timestamps.
+__device__ __forceinline__ void dec_tile(const F4gemmSm90Args& args, const Problem& p,
+                                         const SplitGeometry& geo, unsigned tm, unsigned tn, int2 cr,
+                                         uint8_t* smem, uint64_t probe_g0, uint64_t probe_c0) {
+    uint64_t probe_c[5] = {0, 0, 0, 0, 0};                    // DEC_PROBE_TS
     float* red = reinterpret_cast<float*>(smem);              // [kWarps][TILE_M][kRedPitch] fp32 partials
     int* s_ref = reinterpret_cast<int*>(smem + kUnionBytes);  // [TILE_M] A rows ([TILE_N] B rows: unused)
     int* s_nan = s_ref + TILE_M + TILE_N;
     int* s_cta = s_nan + TILE_M + TILE_N;  // [0] wide, [1] max B exponent, [2] min B exponent, [3] last split
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const Problem p = load_problem(args);
-    const SplitGeometry geo = split_geometry(p, TILE_M, TILE_N);
-    const int m0 = blockIdx.y * TILE_M, n0 = blockIdx.x * TILE_N;
+    const int m0 = tm * TILE_M, n0 = tn * TILE_N;
     const auto finish_split = [&]() {  // DEC_SPLIT 1: the tile's last CTA sums the splits' partials in order
         if constexpr (kSplit) {
             if (p.splits > 1)
-                splitk_finish<TILE_M, TILE_N, kThreads>(args, blockIdx.y, blockIdx.x, tid, &s_cta[3],
-                                                        [] { __syncthreads(); });
+                splitk_finish<TILE_M, TILE_N, kThreads, false, kSK>(
+                    args, tm, tn, tid, &s_cta[3], [] { __syncthreads(); }, kSK ? p.splits : 0);
         }
     };
 
     if constexpr (kEarly) {
-        early_startup(p, m0, n0, warp, lane, tid, s_ref, s_nan, s_cta, smem);
+        early_startup(p, m0, n0, cr, warp, lane, tid, s_ref, s_nan, s_cta, smem);
     } else {
         init_cta_words(tid, s_cta);
         __syncthreads();
@@ -817,10 +834,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
     }
     if (s_cta[0] || s_cta[1] - s_cta[2] > kBSpan) {
         if constexpr (kEarly) {  // the primed slots' copies land before exact_tile reuses the ring
-            ring_part<Part::Drain>(p, m0, n0, warp, lane, s_ref, smem);
+            ring_part<Part::Drain>(p, m0, n0, cr, warp, lane, s_ref, smem);
             __syncthreads();
         }
-        const int2 cr = cta_chunks(p);  // its split's 32-K blocks
         exact_tile<kThreads, kExactBFrag16S>(p, geo, m0, n0, TILE_M, TILE_N, kSplit ? 4 * cr.x : 0,
                                              kSplit ? 4 * cr.y : p.K / 32, smem, tid);
         finish_split();
@@ -843,7 +859,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; ++i) acc[rg][h][i] = 0.0f;
 
-    main_loops<kWG, kEarly ? Part::Run : Part::All>(p, m0, n0, warp, lane, refA, s_ref, kB, acc, smem);
+    main_loops<kWG, kEarly ? Part::Run : Part::All>(p, m0, n0, cr, warp, lane, refA, s_ref, kB, acc, smem);
 
     pdl_trigger();    // the main loop is done: the next kernel on the stream may be scheduled
     __syncthreads();  // the partials below overwrite the ring of other warps
@@ -896,6 +912,107 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
                 d[i] = uint16_t(__float_as_uint(float((w[i / 4] >> (8 * (i % 4))) & 0xFFu)) >> 16);
         }
     }
+}
+
+// DEC_SK 1 in S = num_splits >= 2 splits: this CTA's run of the tiles' U chunks. c: its index among the G
+// working CTAs (-1: not needed, it leaves), u0 / ue: its first chunk and its end. The launch's index and
+// extent and the SM count are read with volatile asm, so that a call inside the run's loop is recomputed
+// there (uniform values from special registers and the arguments) rather than kept live across the tile.
+struct SkRun {
+    int c, u0, ue, g;
+};
+__device__ __forceinline__ uint32_t sreg_volatile_ctaid_x() {
+    uint32_t v;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
+    return v;
+}
+__device__ __forceinline__ SkRun sk_run(const F4gemmSm90Args& args) {
+    uint32_t nsm, cy, cz, nx, ny, nz;
+    asm volatile("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(cy));
+    asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(cz));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(nx));
+    asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(ny));
+    asm volatile("mov.u32 %0, %%nctaid.z;" : "=r"(nz));
+    const int M = (int)args.base.M, N = (int)args.base.N, S = (int)args.num_splits;
+    const int tiles = (M + TILE_M - 1) / TILE_M * ((N + TILE_N - 1) / TILE_N), nch = (int)args.base.K / 128;
+    const int T = (int)(nx * ny * nz);
+    const long U = (long)tiles * nch;
+    const int most = (int)(U / ((nch + S - 2) / (S - 1)));
+    const int G = min(min((int)nsm * kCtasPerSm, T), most);
+    const int lin = (int)(sreg_volatile_ctaid_x() + nx * (cy + ny * cz));
+    const int c0 = F4GEMM_DEC_SK_LAST ? 0 : T - G;  // the working CTAs: [c0, c0 + G) of the launch
+    SkRun r;
+    r.c = (lin < c0 || lin >= c0 + G) ? -1 : lin - c0;
+    r.u0 = (int)((long)r.c * U / G);
+    r.ue = (int)((long)(r.c + 1) * U / G);
+    r.g = G;
+    return r;
+}
+
+}  // namespace
+
+// The CTA's warps split its K among themselves; DEC_SPLIT 1 also splits K across CTAs (gridDim.z). B from W.
+F4GEMM_EXPORT_ROW(F4GEMM_KNL_NAME, kSmemBytes, kThreads, TILE_M, TILE_N, kSplit ? 1 : 0, F4GEMM_ABI_SM90V1,
+                  F4GEMM_B_FRAG16S, F4GEMM_ACCUM_EXACT, 0, 0);
+
+extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
+    F4GEMM_KNL_NAME(const __grid_constant__ F4gemmSm90Args args) {
+#if F4GEMM_SM90A_ENABLED
+    if constexpr (kSK) {
+        // Stream-K (DEC_SK above): CTA c of the G working ones takes chunks [c U / G, (c + 1) U / G) of the
+        // tiles' U. Every run is at least ceil(nch / (S - 1)) long, so a tile meets at most S of them (the
+        // slabs the launch has). Decided from the arguments alone, before pdl_wait, so that the CTAs the runs
+        // do not need leave without waiting for the kernel ahead on the stream.
+        if (args.num_splits > 1) {
+            const SkRun r0 = sk_run(args);
+            if (r0.c < 0) return;
+            pdl_wait();
+            extern __shared__ __align__(16) uint8_t smem[];
+            // Only the next chunk u stays in a register across a tile; the rest is recomputed per tile from
+            // the arguments and the special registers (sk_run reads them with volatile asm, so they are not
+            // hoisted out of the loop): kept live at the 168-register cap, the run's state made the main loop
+            // spill (session 39, call C), and read back from shared memory it was no longer warp-uniform to
+            // the compiler (call E: 2.4x the R2UR of the plain path).
+            for (int next = r0.u0;;) {
+                const int u = next;
+                const SkRun r = sk_run(args);
+                if (u >= r.ue) break;
+                const Problem q = load_problem(args);
+                const SplitGeometry qg = split_geometry(q, TILE_M, TILE_N);
+                const int qn = q.K / 128;
+                const long qu = (long)qg.tiles_m * qg.tiles_n * qn;
+                const auto cta_of = [&](long x) {
+                    return ((x + 1) * r.g - 1) / qu;
+                };  // the run holding chunk x
+                const int t = u / qn, cs = u - t * qn, ce = min(qn, cs + (r.ue - u));
+                const long first = cta_of((long)t * qn), last = cta_of((long)t * qn + qn - 1);
+                next = u + (ce - cs);  // the one value live across the tile
+                // The segment's Problem: its tile's segment count as the splits (1: D directly), and the
+                // partials base moved so that store_value's slab (blockIdx.z) lands on the segment's index
+                // (integer arithmetic: the base alone may lie outside the workspace; every store does not)
+                Problem pt = q;
+                pt.splits = (int)(last - first + 1);
+                pt.ws =
+                    reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(q.ws) +
+                                             ((r.c - first) - (long)blockIdx.z) * (long)qg.Mr * qg.Nr * 4);
+                dec_tile(args, pt, qg, unsigned(t / qg.tiles_n), unsigned(t % qg.tiles_n), make_int2(cs, ce),
+                         smem, 0, 0);
+                __syncthreads();  // the next tile's start-up reuses the shared memory
+            }
+            return;
+        }
+    }
+    pdl_wait();
+    uint64_t probe_g0 = 0, probe_c0 = 0;  // DEC_PROBE_TS
+    if (kProbeTs && threadIdx.x == 0) {
+        probe_g0 = global_timer_ns();
+        probe_c0 = clock64();
+    }
+    extern __shared__ __align__(16) uint8_t smem[];
+    const Problem p = load_problem(args);
+    const SplitGeometry geo = split_geometry(p, TILE_M, TILE_N);
+    dec_tile(args, p, geo, blockIdx.y, blockIdx.x, cta_chunks(p), smem, probe_g0, probe_c0);
 #else
     F4GEMM_TRAP_WRONG_ARCH();
 #endif

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -146,6 +147,67 @@ TEST(Sm90, DevLadderKernels) {
             EXPECT_LE(v.max_rel_err, kBf16Rounding) << ladder.kernels[i].co_name << " K=" << k;
         }
     }
+}
+
+// The decode kernel's stream-K builds (DEC_SK 1, the dev ladder's *_sk): in S = 2^L splits the CTAs an SM
+// holds share the tiles' 128-K chunks in even runs, so a tile has one to S segments and a run crosses tiles.
+// N = 2560, K = 4096 gives 20 or 40 tiles of 32 chunks: runs of 5 to 32 chunks, tiles of 1 to 8 segments,
+// every L; M = 1 / 20 / 40 covers a partial row tile and two row tiles; each case against the float64
+// reference, the seed data with alpha, beta and C, the wide-scale data on the exact path and NaN scales, and
+// one case twice for bit-identical results (the segments' partials are summed in order).
+TEST(Sm90, DecStreamKRunsShareTiles) {
+    REQUIRE_GPU();
+    const std::string dir = gpu()->manifest.dir + "/dev";
+    if (!fs::exists(fs::path(dir) / kManifestFile))
+        GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
+    const Manifest ladder =
+        filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    int tested = 0;
+    for (size_t i = 0; i < ladder.kernels.size(); ++i) {
+        const std::string& name = ladder.kernels[i].co_name;
+        if (name.find("_sk.") == std::string::npos) continue;
+        ASSERT_TRUE(ladder.kernels[i].split_k) << name << ": a stream-K build is split-capable";
+        for (const int m : {1, 20, 40}) {
+            for (const DataKind kind : {DataKind::Seed, DataKind::WideScale, DataKind::NanScale}) {
+                const bool seed = kind == DataKind::Seed;
+                const Problem p = make_problem(m, 2560, 4096, seed ? 2.f : 1.f, seed ? 0.5f : 0.f, kind,
+                                               kSeedA + m, kSeedB, seed);
+                const std::vector<float> ref = reference_for(p);
+                for (int l = 0; l <= 3; ++l) {
+                    std::vector<uint16_t> d;
+                    try {
+                        GpuGemm g(*gpu()->dev, ladder, int(i), l, p);
+                        d = g.run_and_fetch();
+                        if (l == 2 && seed) {  // the same launch again: the same bits
+                            const std::vector<uint16_t> again = g.run_and_fetch();
+                            EXPECT_EQ(std::memcmp(d.data(), again.data(), d.size() * 2), 0)
+                                << name << " M=" << m;
+                        }
+                    } catch (const std::exception& e) {
+                        FAIL() << name << " M=" << m << " L=" << l << ": " << e.what();
+                    }
+                    const std::string what = name + " M=" + std::to_string(m) + " L=" + std::to_string(l) +
+                                             " data=" + std::to_string(int(kind));
+                    if (kind == DataKind::NanScale) {
+                        size_t wrong = 0, nan_ref = 0;
+                        for (size_t e = 0; e < d.size(); ++e) {
+                            nan_ref += std::isnan(ref[e]);
+                            wrong += std::isnan(bf16_to_float(d[e])) != std::isnan(ref[e]);
+                        }
+                        EXPECT_GT(nan_ref, 0u) << what;
+                        EXPECT_EQ(wrong, 0u) << what;
+                        continue;
+                    }
+                    const VerifyResult v = verify_bf16(d.data(), size_t(p.n), ref.data(), size_t(p.m),
+                                                       size_t(p.n), default_tolerance(false));
+                    EXPECT_TRUE(v.passed()) << what << " " << describe(v);
+                    EXPECT_LE(v.max_rel_err, kBf16Rounding) << what;
+                    ++tested;
+                }
+            }
+        }
+    }
+    if (tested == 0) GTEST_SKIP() << "no stream-K build in " << dir;
 }
 
 TEST(Sm90, SplitKReducesInFp32) {
