@@ -68,6 +68,14 @@ int heuristic_pick(int m, int n, int k, int splitk = 0) {
     return select(gpu()->manifest, "", q, false).index;
 }
 
+// The dev ladder's manifest (build/kernels/sm90a/dev, beside the built one) for this device; none where it is
+// not built.
+std::optional<Manifest> dev_ladder() {
+    const std::string dir = gpu()->manifest.dir + "/dev";
+    if (!fs::exists(fs::path(dir) / kManifestFile)) return std::nullopt;
+    return filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+}
+
 }  // namespace
 
 TEST(Sm90, DeviceIsHopper) {
@@ -118,11 +126,9 @@ TEST(Sm90, EveryKernelOnAnyModelShape) {
 // measurement): built and tested, not installed.
 TEST(Sm90, DevLadderKernels) {
     REQUIRE_GPU();
-    const std::string dir = gpu()->manifest.dir + "/dev";
-    if (!fs::exists(fs::path(dir) / kManifestFile))
-        GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
-    const Manifest ladder =
-        filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    const std::optional<Manifest> dev = dev_ladder();
+    if (!dev) GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
+    const Manifest& ladder = *dev;
     ASSERT_FALSE(ladder.kernels.empty());
     EXPECT_GE(find_kernel(ladder, "f4gemm_sm90a_simple_64x64"), 0);
     // K = 1184 pads to 1280: five 256-K stages, an odd count (the K_STAGE 256 builds' last stage alone)
@@ -157,11 +163,9 @@ TEST(Sm90, DevLadderKernels) {
 // one case twice for bit-identical results (the segments' partials are summed in order).
 TEST(Sm90, DecStreamKRunsShareTiles) {
     REQUIRE_GPU();
-    const std::string dir = gpu()->manifest.dir + "/dev";
-    if (!fs::exists(fs::path(dir) / kManifestFile))
-        GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
-    const Manifest ladder =
-        filter_for_device(load_manifest(dir), BackendKind::Cuda, gpu()->dev->props().arch);
+    const std::optional<Manifest> dev = dev_ladder();
+    if (!dev) GTEST_SKIP() << "no dev ladder built beside " << gpu()->manifest.dir;
+    const Manifest& ladder = *dev;
     int tested = 0;
     for (size_t i = 0; i < ladder.kernels.size(); ++i) {
         const std::string& name = ladder.kernels[i].co_name;
@@ -207,7 +211,7 @@ TEST(Sm90, DecStreamKRunsShareTiles) {
             }
         }
     }
-    if (tested == 0) GTEST_SKIP() << "no stream-K build in " << dir;
+    if (tested == 0) GTEST_SKIP() << "no stream-K build in " << ladder.dir;
 }
 
 TEST(Sm90, SplitKReducesInFp32) {

@@ -1,15 +1,4 @@
 #!/usr/bin/env bash
-# session 39 call F (carry ["build", "abtest"]; prepC.sh first, on the build whose run state is recomputed per tile from volatile special-register reads), any card: the stream-K builds with the unneeded
-# CTAs leaving before pdl_wait, first (*_sk) or last (*_sk_last) in the launch, against the shipped decode picks
-# (f4gemm tune, graph replays, two rounds); the stream-K test again on the rebuilt *_sk
-set -u
-source scripts/devcall.sh; devcall_init
-timeout 100 build/tests/gpu/f4gemm_gpu_tests --gtest_filter='Sm90.DecStreamK*:Sm90.SplitK*' > $O/logs/gtest.log 2>&1
-echo "gtest rc $? $SECONDS s"; tail -1 $O/logs/gtest.log
-S=""; for x in 32x10240x8192 32x28672x8192 1x28672x8192 16x28672x8192 1x16384x16384 16x10240x8192 64x10240x8192; do
-  S="$S --shape $x"; done
-for r in 1 2; do
-  timeout 150 build/cli/f4gemm tune --co-dir abtest/sk2 $S --no-verify --reps 3 --iters 10 --out $O/logs/t_r$r.csv \
-      > $O/logs/t_r$r.log 2>&1; echo "r$r rc $? $SECONDS s"
-done
-devcall_pack
+# session 39 call F (carry ["build", "abtest"]; prepC.sh first), any card: call C's stages on the stream-K build
+# whose run state is recomputed per tile from volatile special-register reads
+exec bash "$(dirname "$0")/callC.sh"
