@@ -82,16 +82,14 @@
 #ifndef F4GEMM_DEC_SPLIT
 #define F4GEMM_DEC_SPLIT 0
 #endif
-//   DEC_SK      1 (with DEC_SPLIT 1): stream-K inside the split launch. With S = num_splits >= 2 the CTAs
-//   share
-//               the tiles' 128-K chunks in one run each ([c U / G, (c + 1) U / G) of the U = tiles * K / 128
-//               chunks, tile-major, N tiles fastest) over G = min(SMs * CTAs per SM, S * tiles, the most that
-//               keeps every tile within S segments) CTAs; the launch's first S * tiles - G CTAs leave at
-//               once. A tile whose chunks one CTA holds is stored directly; the segments of a shared tile
-//               write fp32 partials to slabs 0 .. segments - 1 in order and its last CTA sums them
-//               (splitk_finish). S = 1: one CTA per tile, as DEC_SPLIT 0. So every SM streams the weight
-//               where the tiles do not fill them evenly (80 tiles of 128 rows on 132 SMs at N = 10240; issue
-//               17 item 2).
+//   DEC_SK      1 (with DEC_SPLIT 1): stream-K inside the split launch. With S = num_splits >= 2 the
+//               CTAs share the tiles' 128-K chunks in one run each ([c U / G, (c + 1) U / G) of the U = tiles
+//               * K / 128 chunks, tile-major, N tiles fastest) over G = min(SMs * CTAs per SM, S * tiles, the
+//               most that keeps every tile within S segments) CTAs; the launch's other CTAs leave at once. A
+//               tile whose chunks one CTA holds is stored directly; the segments of a shared tile write fp32
+//               partials to slabs 0 .. segments - 1 in order and its last CTA sums them (splitk_finish).
+//               S = 1: one CTA per tile, as DEC_SPLIT 0. Dev only: slower than the unsplit tile at every
+//               decode cell measured (docs/PERF.md entry 88).
 #ifndef F4GEMM_DEC_SK
 #define F4GEMM_DEC_SK 0
 #endif
@@ -635,8 +633,11 @@ __device__ __forceinline__ void main_loops(const Problem& p, int m0, int n0, int
                                            float (&acc)[kRw][kMt8][4], uint8_t* smem) {
     uint8_t* ring = smem + warp * kStages * kStageBytes;
     uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * kWarps * kStageBytes) + warp * kStages;
+    // The CTA's chunks of 128 K: [cb, cb + nch). Without stream-K cr is cta_chunks(p): computed here, where
+    // the shipped kernels always computed it, their SASS stays as it was (passed from the start, it moved
+    // ptxas's allocation).
     const int2 crr = kSK ? cr : cta_chunks(p);
-    const int cb = crr.x, nch = crr.y - crr.x;  // the CTA's chunks of 128 K: [cb, cb + nch)
+    const int cb = crr.x, nch = crr.y - crr.x;
     if constexpr (W) {
         const int wg = F4GEMM_DEC_UWG ? __shfl_sync(0xffffffffu, warp / 4, 0) : warp / 4;
         const int c0 = cb + wg * nch / kNWG, c1 = cb + (wg + 1) * nch / kNWG;
@@ -771,8 +772,8 @@ __device__ __forceinline__ void early_startup(const Problem& p, int m0, int n0, 
 }
 
 // One tile (tm, tn) over the CTA's chunks cr of its K: the start-up, the exact path or the main loops, the
-// warps' partials summed, and the stores: to D, or (p.splits > 1) to partial slab p.slab, the tile's last CTA
-// summing them (p.splits slabs; splitk_finish). probe_*: DEC_PROBE_TS's entry timestamps.
+// warps' partials summed, and the stores: to D, or (p.splits > 1) to the partial slab store_value picks in
+// p.ws, the tile's last CTA summing p.splits slabs (splitk_finish). probe_*: DEC_PROBE_TS's entry timestamps.
 __device__ __forceinline__ void dec_tile(const F4gemmSm90Args& args, const Problem& p,
                                          const SplitGeometry& geo, unsigned tm, unsigned tn, int2 cr,
                                          uint8_t* smem, uint64_t probe_g0, uint64_t probe_c0) {
@@ -921,13 +922,8 @@ __device__ __forceinline__ void dec_tile(const F4gemmSm90Args& args, const Probl
 struct SkRun {
     int c, u0, ue, g;
 };
-__device__ __forceinline__ uint32_t sreg_volatile_ctaid_x() {
-    uint32_t v;
-    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
-    return v;
-}
 __device__ __forceinline__ SkRun sk_run(const F4gemmSm90Args& args) {
-    uint32_t nsm, cy, cz, nx, ny, nz;
+    uint32_t nsm, cx, cy, cz, nx, ny, nz;
     asm volatile("mov.u32 %0, %%nsmid;" : "=r"(nsm));
     asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(cy));
     asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(cz));
@@ -940,7 +936,8 @@ __device__ __forceinline__ SkRun sk_run(const F4gemmSm90Args& args) {
     const long U = (long)tiles * nch;
     const int most = (int)(U / ((nch + S - 2) / (S - 1)));
     const int G = min(min((int)nsm * kCtasPerSm, T), most);
-    const int lin = (int)(sreg_volatile_ctaid_x() + nx * (cy + ny * cz));
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cx));
+    const int lin = (int)(cx + nx * (cy + ny * cz));
     const int c0 = F4GEMM_DEC_SK_LAST ? 0 : T - G;  // the working CTAs: [c0, c0 + G) of the launch
     SkRun r;
     r.c = (lin < c0 || lin >= c0 + G) ? -1 : lin - c0;
@@ -982,9 +979,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
                 const SplitGeometry qg = split_geometry(q, TILE_M, TILE_N);
                 const int qn = q.K / 128;
                 const long qu = (long)qg.tiles_m * qg.tiles_n * qn;
-                const auto cta_of = [&](long x) {
-                    return ((x + 1) * r.g - 1) / qu;
-                };  // the run holding chunk x
+                // the run holding chunk x
+                const auto cta_of = [&](long x) { return ((x + 1) * r.g - 1) / qu; };
                 const int t = u / qn, cs = u - t * qn, ce = min(qn, cs + (r.ue - u));
                 const long first = cta_of((long)t * qn), last = cta_of((long)t * qn + qn - 1);
                 next = u + (ce - cs);  // the one value live across the tile
