@@ -6,6 +6,9 @@
 #   devcall_smi    starts an nvidia-smi log of clocks, power and throttle reasons (50 ms) into logs/smi.csv;
 #                  devcall_smi_stop ends it
 #   devcall_link_build   devcall_init's last part alone (scripts/device_check.sh uses it)
+#   devcall_tune_rounds CODIR SECONDS MxNxK ...   f4gemm tune of CODIR's kernels on the shapes (graph replays,
+#                  median of 3 x 10, no verify; SECONDS the limit of each round), two rounds into logs/t_r1, t_r2
+#                  (.log, .csv): the kernel A/Bs of docs/results/*/call*.sh
 # On the build machine, before and after a call that carries build/ (the carry holds 64 MiB):
 #   bash scripts/devcall.sh carry-prep      moves the dev kernels' PTX and CMakeFiles/ out of build/ (to /tmp/f4gemm_carry)
 #   bash scripts/devcall.sh carry-restore   puts them back
@@ -23,6 +26,17 @@ devcall_init() {
     devcall_link_build
 }
 devcall_pack() { (cd "$O" && tar czf logs.tgz logs); }
+devcall_tune_rounds() {
+    local dir=$1 secs=$2 r S="" x
+    shift 2
+    for x in "$@"; do S="$S --shape $x"; done
+    for r in 1 2; do
+        # shellcheck disable=SC2086  # the --shape words
+        timeout "$secs" build/cli/f4gemm tune --co-dir "$dir" $S --no-verify --reps 3 --iters 10 \
+            --out "$O/logs/t_r$r.csv" > "$O/logs/t_r$r.log" 2>&1
+        echo "r$r rc $? $SECONDS s"
+    done
+}
 devcall_smi() {
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
         --format=csv -lms 50 > "$O/logs/smi.csv" 2>&1 &

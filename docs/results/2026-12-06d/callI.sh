@@ -4,10 +4,5 @@
 # (and a plain rebuild, _b0), f4gemm tune (graph replays), two rounds (PERF.md entry 86)
 set -u
 source scripts/devcall.sh; devcall_init
-S=""; for x in 1x10240x2048 1x10240x8192 16x10240x8192 1x16384x16384 16x16384x16384 1x28672x8192 32x10240x8192; do
-  S="$S --shape $x"; done
-for r in 1 2; do
-  timeout 120 build/cli/f4gemm tune --co-dir abtest/pf $S --no-verify --reps 3 --iters 10 --out $O/logs/t_r$r.csv \
-      > $O/logs/t_r$r.log 2>&1; echo "r$r rc $? $SECONDS s"
-done
+devcall_tune_rounds abtest/pf 120 1x10240x2048 1x10240x8192 16x10240x8192 1x16384x16384 16x16384x16384 1x28672x8192 32x10240x8192
 devcall_pack

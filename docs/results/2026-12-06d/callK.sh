@@ -4,12 +4,7 @@
 # on K whose chunk count 12 does not divide; then both probe builds' phases at 1 x 10240 x 8192 (PERF.md entry 87)
 set -u
 source scripts/devcall.sh; devcall_init
-S=""; for x in 1x10240x8192 16x10240x8192 1x10240x16384 1x10240x4096 16x10240x4096 24x5120x5120 1x10240x2048; do
-  S="$S --shape $x"; done
-for r in 1 2; do
-  timeout 120 build/cli/f4gemm tune --co-dir abtest/w8 $S --no-verify --reps 3 --iters 10 --out $O/logs/t_r$r.csv \
-      > $O/logs/t_r$r.log 2>&1; echo "r$r rc $? $SECONDS s"
-done
+devcall_tune_rounds abtest/w8 120 1x10240x8192 16x10240x8192 1x10240x16384 1x10240x4096 16x10240x4096 24x5120x5120 1x10240x2048
 python3 - 1 10240 8192 <<'PY'
 import sys, os, numpy as np
 m, n, k = map(int, sys.argv[1:4]); r = np.random.default_rng(7); d = f"/tmp/ops_{m}x{n}x{k}"; os.makedirs(d, exist_ok=True)

@@ -15,10 +15,6 @@ PY
 cat $O/logs/nsmid.log
 timeout 200 build/tests/gpu/f4gemm_gpu_tests --gtest_filter='Sm90.DecStreamK*:Sm90.SplitK*:Sm90.DevLadderKernels' \
     > $O/logs/gtest.log 2>&1; echo "gtest rc $? $SECONDS s"; tail -3 $O/logs/gtest.log
-S=""; for n in "16384x16384" "10240x8192" "28672x8192" "8192x28672"; do for m in 1 16 32 64; do
-  S="$S --shape ${m}x$n"; done; done
-for r in 1 2; do
-  timeout 150 build/cli/f4gemm tune --co-dir abtest/sk $S --no-verify --reps 3 --iters 10 --out $O/logs/t_r$r.csv \
-      > $O/logs/t_r$r.log 2>&1; echo "r$r rc $? $SECONDS s"
-done
+devcall_tune_rounds abtest/sk 150 $(for n in 16384x16384 10240x8192 28672x8192 8192x28672; do
+  for m in 1 16 32 64; do echo ${m}x$n; done; done)
 devcall_pack

@@ -6,10 +6,5 @@ set -u
 source scripts/devcall.sh; devcall_init
 timeout 100 build/tests/gpu/f4gemm_gpu_tests --gtest_filter='Sm90.DecStreamK*:Sm90.SplitK*' > $O/logs/gtest.log 2>&1
 echo "gtest rc $? $SECONDS s"; tail -1 $O/logs/gtest.log
-S=""; for x in 32x10240x8192 32x28672x8192 1x28672x8192 16x28672x8192 1x16384x16384 16x10240x8192 64x10240x8192; do
-  S="$S --shape $x"; done
-for r in 1 2; do
-  timeout 150 build/cli/f4gemm tune --co-dir abtest/sk2 $S --no-verify --reps 3 --iters 10 --out $O/logs/t_r$r.csv \
-      > $O/logs/t_r$r.log 2>&1; echo "r$r rc $? $SECONDS s"
-done
+devcall_tune_rounds abtest/sk2 150 32x10240x8192 32x28672x8192 1x28672x8192 16x28672x8192 1x16384x16384 16x10240x8192 64x10240x8192
 devcall_pack
