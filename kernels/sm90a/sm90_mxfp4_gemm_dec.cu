@@ -88,8 +88,10 @@
 //               most that keeps every tile within S segments) CTAs; the launch's other CTAs leave at once. A
 //               tile whose chunks one CTA holds is stored directly; the segments of a shared tile write fp32
 //               partials to slabs 0 .. segments - 1 in order and its last CTA sums them (splitk_finish).
-//               S = 1: one CTA per tile, as DEC_SPLIT 0. Dev only: slower than the unsplit tile at every
-//               decode cell measured (docs/PERF.md entry 88).
+//               S = 1: G = the tiles, one CTA per tile stored directly (the same path: a DEC_SK kernel holds
+//               only the stream-K copy of the tile, which then compiles 2-5 us faster than beside the plain
+//               copy, PERF.md entry 89). Dev only: slower than the unsplit tile at every decode cell measured
+//               (docs/PERF.md entries 88, 89).
 #ifndef F4GEMM_DEC_SK
 #define F4GEMM_DEC_SK 0
 #endif
@@ -97,6 +99,11 @@
 // first G (the others leave as the SMs free up at the end)
 #ifndef F4GEMM_DEC_SK_LAST
 #define F4GEMM_DEC_SK_LAST 0
+#endif
+// Lab knob (DEC_WG 0): 1 fills each warp's ring with 0xFF bytes before its first copies, so that a read of a
+// slot before its copies land gives a wrong result (PERF.md entry 90's test of a racecheck report)
+#ifndef F4GEMM_DEC_POISON
+#define F4GEMM_DEC_POISON 0
 #endif
 //   DEC_EARLY   1: the start-up's own loads (A's scale words of the whole K up to 32768, B's row summaries)
 //               are issued first, then each warp initialises its ring and issues its first DEC_STAGES slots'
@@ -346,6 +353,12 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
     };
 
     if constexpr (kPart == Part::All || kPart == Part::Prime) {
+        if constexpr (F4GEMM_DEC_POISON != 0) {  // lab: the slots filled with 0xFF before the copies
+            for (int i = lane * 16; i < kStages * kStageBytes; i += 32 * 16)
+                *reinterpret_cast<uint4*>(ring + i) = make_uint4(~0u, ~0u, ~0u, ~0u);
+            __syncwarp();
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        }
 #pragma unroll
         for (int i = 0; i < kStages; ++i) issue(c0 + i, i);
     }
@@ -915,7 +928,7 @@ __device__ __forceinline__ void dec_tile(const F4gemmSm90Args& args, const Probl
     }
 }
 
-// DEC_SK 1 in S = num_splits >= 2 splits: this CTA's run of the tiles' U chunks. c: its index among the G
+// DEC_SK 1 in S = num_splits splits: this CTA's run of the tiles' U chunks. c: its index among the G
 // working CTAs (-1: not needed, it leaves), u0 / ue: its first chunk and its end. The launch's index and
 // extent and the SM count are read with volatile asm, so that a call inside the run's loop is recomputed
 // there (uniform values from special registers and the arguments) rather than kept live across the tile.
@@ -934,8 +947,8 @@ __device__ __forceinline__ SkRun sk_run(const F4gemmSm90Args& args) {
     const int tiles = (M + TILE_M - 1) / TILE_M * ((N + TILE_N - 1) / TILE_N), nch = (int)args.base.K / 128;
     const int T = (int)(nx * ny * nz);
     const long U = (long)tiles * nch;
-    const int most = (int)(U / ((nch + S - 2) / (S - 1)));
-    const int G = min(min((int)nsm * kCtasPerSm, T), most);
+    // S = 1: every CTA its own tile (T = the tiles); else runs of at least ceil(nch / (S - 1)) chunks
+    const int G = S < 2 ? T : min(min((int)nsm * kCtasPerSm, T), (int)(U / ((nch + S - 2) / (S - 1))));
     asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cx));
     const int lin = (int)(cx + nx * (cy + ny * cz));
     const int c0 = F4GEMM_DEC_SK_LAST ? 0 : T - G;  // the working CTAs: [c0, c0 + G) of the launch
@@ -960,8 +973,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         // Stream-K (DEC_SK above): CTA c of the G working ones takes chunks [c U / G, (c + 1) U / G) of the
         // tiles' U. Every run is at least ceil(nch / (S - 1)) long, so a tile meets at most S of them (the
         // slabs the launch has). Decided from the arguments alone, before pdl_wait, so that the CTAs the runs
-        // do not need leave without waiting for the kernel ahead on the stream.
-        if (args.num_splits > 1) {
+        // do not need leave without waiting for the kernel ahead on the stream. S = 1 takes this path too
+        // (each CTA its own tile), so that the kernel holds one copy of the tile.
+        {
             const SkRun r0 = sk_run(args);
             if (r0.c < 0) return;
             pdl_wait();
