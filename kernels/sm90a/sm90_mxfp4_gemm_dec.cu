@@ -1008,7 +1008,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
                                              ((r.c - first) - (long)blockIdx.z) * (long)qg.Mr * qg.Nr * 4);
                 dec_tile(args, pt, qg, unsigned(t / qg.tiles_n), unsigned(t % qg.tiles_n), make_int2(cs, ce),
                          smem, 0, 0);
-                __syncthreads();  // the next tile's start-up reuses the shared memory
+                // The next tile's bulk copies (async proxy) overwrite what this tile's threads wrote (the
+                // partials, the images): each thread orders its writes before them, then the CTA meets.
+                fence_proxy_async();
+                __syncthreads();
             }
             return;
         }
