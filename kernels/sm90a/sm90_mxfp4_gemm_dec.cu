@@ -89,7 +89,7 @@
 //               tile whose chunks one CTA holds is stored directly; the segments of a shared tile write fp32
 //               partials to slabs 0 .. segments - 1 in order and its last CTA sums them (splitk_finish).
 //               S = 1: G = the tiles, one CTA per tile stored directly (the same path: a DEC_SK kernel holds
-//               only the stream-K copy of the tile, which then compiles 2-5 us faster than beside the plain
+//               only the stream-K copy of the tile, which then runs up to 5.7 us faster than beside the plain
 //               copy, PERF.md entry 89). Dev only: slower than the unsplit tile at every decode cell measured
 //               (docs/PERF.md entries 88, 89).
 #ifndef F4GEMM_DEC_SK
