@@ -357,7 +357,7 @@ __device__ __forceinline__ void dec_loop(const Problem& p, int m0, int n0, int c
             for (int i = lane * 16; i < kStages * kStageBytes; i += 32 * 16)
                 *reinterpret_cast<uint4*>(ring + i) = make_uint4(~0u, ~0u, ~0u, ~0u);
             __syncwarp();
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            fence_proxy_async();
         }
 #pragma unroll
         for (int i = 0; i < kStages; ++i) issue(c0 + i, i);
@@ -975,46 +975,43 @@ extern "C" __global__ void __launch_bounds__(kThreads, F4GEMM_MIN_BLOCKS)
         // slabs the launch has). Decided from the arguments alone, before pdl_wait, so that the CTAs the runs
         // do not need leave without waiting for the kernel ahead on the stream. S = 1 takes this path too
         // (each CTA its own tile), so that the kernel holds one copy of the tile.
-        {
-            const SkRun r0 = sk_run(args);
-            if (r0.c < 0) return;
-            pdl_wait();
-            extern __shared__ __align__(16) uint8_t smem[];
-            // Only the next chunk u stays in a register across a tile; the rest is recomputed per tile from
-            // the arguments and the special registers (sk_run reads them with volatile asm, so they are not
-            // hoisted out of the loop): kept live at the 168-register cap, the run's state made the main loop
-            // spill (session 39, call C), and read back from shared memory it was no longer warp-uniform to
-            // the compiler (call E: 2.4x the R2UR of the plain path).
-            for (int next = r0.u0;;) {
-                const int u = next;
-                const SkRun r = sk_run(args);
-                if (u >= r.ue) break;
-                const Problem q = load_problem(args);
-                const SplitGeometry qg = split_geometry(q, TILE_M, TILE_N);
-                const int qn = q.K / 128;
-                const long qu = (long)qg.tiles_m * qg.tiles_n * qn;
-                // the run holding chunk x
-                const auto cta_of = [&](long x) { return ((x + 1) * r.g - 1) / qu; };
-                const int t = u / qn, cs = u - t * qn, ce = min(qn, cs + (r.ue - u));
-                const long first = cta_of((long)t * qn), last = cta_of((long)t * qn + qn - 1);
-                next = u + (ce - cs);  // the one value live across the tile
-                // The segment's Problem: its tile's segment count as the splits (1: D directly), and the
-                // partials base moved so that store_value's slab (blockIdx.z) lands on the segment's index
-                // (integer arithmetic: the base alone may lie outside the workspace; every store does not)
-                Problem pt = q;
-                pt.splits = (int)(last - first + 1);
-                pt.ws =
-                    reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(q.ws) +
+        const SkRun r0 = sk_run(args);
+        if (r0.c < 0) return;
+        pdl_wait();
+        extern __shared__ __align__(16) uint8_t smem[];
+        // Only the next chunk u stays in a register across a tile; the rest is recomputed per tile from
+        // the arguments and the special registers (sk_run reads them with volatile asm, so they are not
+        // hoisted out of the loop): kept live at the 168-register cap, the run's state made the main loop
+        // spill (session 39, call C), and read back from shared memory it was no longer warp-uniform to
+        // the compiler (call E: 2.4x the R2UR of the plain path).
+        for (int next = r0.u0;;) {
+            const int u = next;
+            const SkRun r = sk_run(args);
+            if (u >= r.ue) break;
+            const Problem q = load_problem(args);
+            const SplitGeometry qg = split_geometry(q, TILE_M, TILE_N);
+            const int qn = q.K / 128;
+            const long qu = (long)qg.tiles_m * qg.tiles_n * qn;
+            // the run holding chunk x
+            const auto cta_of = [&](long x) { return ((x + 1) * r.g - 1) / qu; };
+            const int t = u / qn, cs = u - t * qn, ce = min(qn, cs + (r.ue - u));
+            const long first = cta_of((long)t * qn), last = cta_of((long)t * qn + qn - 1);
+            next = u + (ce - cs);  // the one value live across the tile
+            // The segment's Problem: its tile's segment count as the splits (1: D directly), and the
+            // partials base moved so that store_value's slab (blockIdx.z) lands on the segment's index
+            // (integer arithmetic: the base alone may lie outside the workspace; every store does not)
+            Problem pt = q;
+            pt.splits = (int)(last - first + 1);
+            pt.ws = reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(q.ws) +
                                              ((r.c - first) - (long)blockIdx.z) * (long)qg.Mr * qg.Nr * 4);
-                dec_tile(args, pt, qg, unsigned(t / qg.tiles_n), unsigned(t % qg.tiles_n), make_int2(cs, ce),
-                         smem, 0, 0);
-                // The next tile's bulk copies (async proxy) overwrite what this tile's threads wrote (the
-                // partials, the images): each thread orders its writes before them, then the CTA meets.
-                fence_proxy_async();
-                __syncthreads();
-            }
-            return;
+            dec_tile(args, pt, qg, unsigned(t / qg.tiles_n), unsigned(t % qg.tiles_n), make_int2(cs, ce),
+                     smem, 0, 0);
+            // The next tile's bulk copies (async proxy) overwrite what this tile's threads wrote (the
+            // partials, the images): each thread orders its writes before them, then the CTA meets.
+            fence_proxy_async();
+            __syncthreads();
         }
+        return;
     }
     pdl_wait();
     uint64_t probe_g0 = 0, probe_c0 = 0;  // DEC_PROBE_TS
