@@ -9,6 +9,9 @@
 #   devcall_tune_rounds CODIR SECONDS MxNxK ...   f4gemm tune of CODIR's kernels on the shapes (graph replays,
 #                  median of 3 x 10, no verify; SECONDS the limit of each round), two rounds into logs/t_r1, t_r2
 #                  (.log, .csv): the kernel A/Bs of docs/results/*/call*.sh
+#   devcall_grid SECONDS   the serving grid, both modes, with the untuned column, the read floor and the clock
+#                  log (bench.py --grid serving --untuned --clocks, one process) into logs/bench/ and
+#                  logs/bench_serving.log; prints the summary lines and packs the logs
 # On the build machine, before and after a call that carries build/ (the carry holds 64 MiB):
 #   bash scripts/devcall.sh carry-prep      moves the dev kernels' PTX and CMakeFiles/ out of build/ (to /tmp/f4gemm_carry)
 #   bash scripts/devcall.sh carry-restore   puts them back
@@ -36,6 +39,14 @@ devcall_tune_rounds() {
             --out "$O/logs/t_r$r.csv" > "$O/logs/t_r$r.log" 2>&1
         echo "r$r rc $? $SECONDS s"
     done
+}
+devcall_grid() {
+    timeout "$1" python3 bench/bench.py --grid serving --untuned --clocks --out "$O/logs/bench" \
+        > "$O/logs/bench_serving.log" 2>&1
+    echo "bench rc $? $SECONDS s"
+    sed -n '/^f4gemm accum/p' "$O/logs/bench_serving.log"
+    rm -f "$O/logs/bench/bench.png"
+    devcall_pack
 }
 devcall_smi() {
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \

@@ -4,8 +4,6 @@
 set -u
 source scripts/devcall.sh; devcall_init
 grep -q H200 $O/logs/gpu.txt || { echo "not an H200: nothing run"; exit 0; }
-timeout 290 python3 bench/bench.py --grid serving --untuned --clocks --out $O/logs/bench > $O/logs/bench_serving.log 2>&1
-echo "bench rc $? $SECONDS s"; sed -n '/^f4gemm accum/p' $O/logs/bench_serving.log
-rm -f $O/logs/bench/bench.png; devcall_pack
+devcall_grid 290
 (cd build && timeout 200 ctest -L gpu --output-on-failure > $O/logs/ctest_gpu.log 2>&1); echo "ctest rc $? $SECONDS s"
 tail -3 $O/logs/ctest_gpu.log; devcall_pack
