@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Where a bench run stands against the open issues' targets, and what moved against an earlier run.
+"""Where a bench run stands against the targets of issues 16 and 17, and what moved against an earlier run.
+
+The issues were closed as blocked (docs/PERF.md entry 93 sets each target beside its measured ceilings).
 
 Reads the bench.json that bench/bench.py writes (docs/BENCH.md) and prints, per target of issues 16 and 17
 (TARGETS below, the one copy of them in the tree), how many grid cells meet it and the worst cell; per M and mode
